@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * The connection thread: the only code in a traced process that talks
+ * to the daemon.  It finds the daemon's client.sock, says HELLO, sends
+ * every provider and ring, maps the state pages the daemon answers
+ * with, forwards the wakeups application threads ask for, and when the
+ * daemon goes away keeps the current state bytes in private memory and
+ * tries again every TRACED_RETRY_MS.  Events traced meanwhile fill the
+ * rings; the next daemon drains them, and what did not fit is counted
+ * as lost while disconnected.
+ *
+ * It blocks all signals and never holds lib.lock across a system call
+ * that can wait for the daemon, except the bounded sends below, so that
+ * application threads creating rings never wait on a slow daemon.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "wire.h"
+
+#define TRACED_RETRY_MS		250	/* between connection attempts */
+#define TRACED_SEND_TIMEOUT_S	1	/* a daemon that does not read */
+#define TRACED_WELCOME_WAIT_S	5	/* a daemon that does not answer */
+
+/* Candidate runtime directories, in order; see DESIGN.md section 6. */
+static int
+conn_socket_path(char *path, size_t size, int which)
+{
+	const char *env = getenv("TRACED_RUNTIME_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (env != NULL && *env != '\0') {
+		if (which != 0)
+			return -1;
+		n = snprintf(path, size, "%s/%s", env, TRACED_CLIENT_SOCK);
+		return n > 0 && (size_t)n < size ? 0 : -1;
+	}
+	switch (which) {
+	case 0:
+		if (xdg == NULL || *xdg == '\0')
+			return 1;	/* skip */
+		n = snprintf(path, size, "%s/traced/%s", xdg,
+		    TRACED_CLIENT_SOCK);
+		break;
+	case 1:
+		n = snprintf(path, size, "/tmp/traced-%u/%s",
+		    (unsigned)getuid(), TRACED_CLIENT_SOCK);
+		break;
+	case 2:
+		n = snprintf(path, size, "/run/traced/%s", TRACED_CLIENT_SOCK);
+		break;
+	default:
+		return -1;
+	}
+	return n > 0 && (size_t)n < size ? 0 : 1;
+}
+
+static int
+conn_connect(void)
+{
+	struct sockaddr_un sun;
+	struct timeval tv = { TRACED_SEND_TIMEOUT_S, 0 };
+	int fd, which, rc;
+
+	for (which = 0; ; which++) {
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		rc = conn_socket_path(sun.sun_path, sizeof(sun.sun_path),
+		    which);
+		if (rc == -1)
+			return -1;
+		if (rc == 1 || access(sun.sun_path, F_OK) == -1)
+			continue;
+		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		if (fd == -1)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+			    sizeof(tv));
+			DEBUG("connected to %s", sun.sun_path);
+			return fd;
+		}
+		DEBUG("connect %s: %s", sun.sun_path, strerror(errno));
+		close(fd);
+	}
+}
+
+static int
+conn_send(int sock, const void *msg, size_t len, int fd)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec iov = { (void *)msg, len };
+	struct msghdr mh;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd != -1) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		cm.hdr.cmsg_level = SOL_SOCKET;
+		cm.hdr.cmsg_type = SCM_RIGHTS;
+		cm.hdr.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&cm.hdr), &fd, sizeof(int));
+	}
+	for (;;) {
+		if (sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len)
+			return 0;
+		if (errno != EINTR)
+			break;
+	}
+	DEBUG("send: %s", strerror(errno));
+	return -1;
+}
+
+static int
+conn_send_hello(int sock)
+{
+	struct traced_msg_hello m;
+	uint64_t lost;
+
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_HELLO, sizeof(m));
+	m.version = TRACED_PROTOCOL_VERSION;
+	(void)prctl(PR_GET_NAME, m.comm, 0, 0, 0);
+	m.comm[TRACED_COMM_MAX - 1] = '\0';
+	lost = __atomic_exchange_n(&lib.lost_disconnected, 0,
+	    __ATOMIC_RELAXED);
+	m.lost_disconnected = lost;
+	return conn_send(sock, &m, sizeof(m), -1);
+}
+
+/* Send a provider's description in a sealed memfd.  Locked. */
+static int
+conn_send_provider(int sock, struct lprov *lp)
+{
+	const struct traced_provider *p = lp->p;
+	struct traced_msg_provider m;
+	int fd, rc;
+
+	if (p == NULL)
+		return 0;
+	fd = memfd_create("traced-provider", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd == -1)
+		return -1;
+	if (write(fd, p->desc, p->desc_len) != (ssize_t)p->desc_len ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_WRITE | F_SEAL_SEAL) == -1) {
+		close(fd);
+		return -1;
+	}
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_PROVIDER, sizeof(m));
+	m.index = lp->index;
+	m.id_base = p->id_base;
+	m.nevents = p->nevents;
+	m.desc_size = p->desc_len;
+	snprintf(m.name, sizeof(m.name), "%s", p->name);
+	rc = conn_send(sock, &m, sizeof(m), fd);
+	close(fd);
+	if (rc == 0)
+		lp->sent = 1;
+	return rc;
+}
+
+static int
+conn_send_ring(int sock, struct lring *r)
+{
+	struct traced_msg_ring m;
+
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_RING, sizeof(m));
+	m.index = r->index;
+	m.tid = (uint32_t)r->tid;
+	m.order = r->order;
+	if (conn_send(sock, &m, sizeof(m), r->fd) == -1)
+		return -1;
+	r->sent = 1;
+	return 0;
+}
+
+static int
+conn_send_notify(int sock, uint32_t index)
+{
+	struct traced_msg_notify m;
+
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_NOTIFY, sizeof(m));
+	m.index = index;
+	return conn_send(sock, &m, sizeof(m), -1);
+}
+
+/*
+ * Replace the mapping of a provider's state array with private memory
+ * holding the same bytes: the events keep their state while no daemon
+ * owns it.  Locked.
+ */
+static void
+conn_unmap_state(struct lprov *lp)
+{
+	struct traced_provider *p = lp->p;
+	void *tmp;
+
+	if (lp->state_fd != -1) {
+		close(lp->state_fd);
+		lp->state_fd = -1;
+	}
+	if (!lp->acked || p == NULL)
+		return;
+	lp->acked = 0;
+	tmp = mmap(NULL, p->state_size, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return;
+	memcpy(tmp, p->state, p->state_size);
+	/* Atomic replacement: no thread ever sees the array unmapped. */
+	if (mremap(tmp, p->state_size, p->state_size,
+	    MREMAP_MAYMOVE | MREMAP_FIXED, p->state) == MAP_FAILED)
+		munmap(tmp, p->state_size);
+}
+
+static void
+conn_map_state(const struct traced_msg_provider_ack *ack, int fd)
+{
+	struct lprov *lp;
+	struct stat st;
+
+	for (lp = lib.providers; lp != NULL; lp = lp->next)
+		if (lp->index == ack->index)
+			break;
+	if (lp == NULL || lp->p == NULL || lp->acked ||
+	    ack->state_size != lp->p->state_size ||
+	    fstat(fd, &st) == -1 || st.st_size < (off_t)ack->state_size) {
+		DEBUG("ignoring a state page that does not fit");
+		close(fd);
+		return;
+	}
+	if (mmap(lp->p->state, ack->state_size, PROT_READ,
+	    MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		DEBUG("mapping state: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	lp->state_fd = fd;
+	lp->acked = 1;
+	DEBUG("provider %s: state mapped", lp->p->name);
+}
+
+static void
+conn_down(int *sock)
+{
+	struct lprov *lp;
+	struct lring *r;
+
+	if (*sock != -1)
+		close(*sock);
+	*sock = -1;
+	pthread_mutex_lock(&lib.lock);
+	if (lib.state == CONN_UP)
+		DEBUG("daemon went away");
+	for (lp = lib.providers; lp != NULL; lp = lp->next) {
+		conn_unmap_state(lp);
+		lp->sent = 0;
+	}
+	for (r = lib.rings; r != NULL; r = r->next)
+		r->sent = 0;
+	lib.state = CONN_DOWN;
+	lib.attempts++;
+	__atomic_store_n(&lib.connected, 0, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&lib.cond);
+	pthread_mutex_unlock(&lib.lock);
+}
+
+/*
+ * Send whatever is pending: providers and rings not yet sent on this
+ * connection, asked-for drains, and finished rings (freed once told).
+ * Returns -1 if the connection failed.
+ */
+static int
+conn_flush_pending(int sock)
+{
+	struct lring **rp, *r;
+	struct lprov *lp;
+	int rc = 0;
+
+	pthread_mutex_lock(&lib.lock);
+	if (sock == -1) {
+		/* No daemon: a finished ring's last events are lost. */
+		for (rp = &lib.rings; (r = *rp) != NULL; ) {
+			if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE)) {
+				*rp = r->next;
+				ring_free(r);
+			} else
+				rp = &r->next;
+		}
+		pthread_mutex_unlock(&lib.lock);
+		return -1;
+	}
+	for (lp = lib.providers; lp != NULL && rc == 0; lp = lp->next)
+		if (!lp->sent)
+			rc = conn_send_provider(sock, lp);
+	for (rp = &lib.rings; (r = *rp) != NULL && rc == 0; ) {
+		if (!r->sent && (rc = conn_send_ring(sock, r)) == -1)
+			break;
+		if (__atomic_exchange_n(&r->notify, 0, __ATOMIC_ACQUIRE))
+			rc = conn_send_notify(sock, r->index);
+		if (rc == 0 && __atomic_load_n(&r->finished,
+		    __ATOMIC_ACQUIRE)) {
+			/* The daemon holds its own mapping: ours can go. */
+			*rp = r->next;
+			ring_free(r);
+			continue;
+		}
+		rp = &r->next;
+	}
+	pthread_mutex_unlock(&lib.lock);
+	return rc;
+}
+
+/*
+ * Receive one message.  Returns 0, or -1 when the connection is over.
+ */
+static int
+conn_recv(int sock)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	_Alignas(8) char buf[256];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct cmsghdr *c;
+	struct msghdr mh;
+	struct wire_msg m;
+	const char *why;
+	ssize_t n;
+	int fd = -1;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    wire_decode(buf, (size_t)n, fd != -1, &m, &why) != 0) {
+		DEBUG("bad message from the daemon, disconnecting");
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	pthread_mutex_lock(&lib.lock);
+	switch (m.type) {
+	case TRACED_MSG_WELCOME:
+		lib.session = m.u.welcome->session;
+		if (!lib.ring_order_env)
+			__atomic_store_n(&lib.ring_order,
+			    m.u.welcome->ring_order, __ATOMIC_RELAXED);
+		lib.state = CONN_UP;
+		__atomic_store_n(&lib.connected, 1, __ATOMIC_RELAXED);
+		DEBUG("session %u", lib.session);
+		break;
+	case TRACED_MSG_PROVIDER_ACK:
+		if (fd != -1)
+			conn_map_state(m.u.provider_ack, fd);
+		else
+			DEBUG("provider %u refused: %s",
+			    m.u.provider_ack->index,
+			    strerror(-m.u.provider_ack->status));
+		fd = -1;
+		break;
+	default:
+		break;
+	}
+	pthread_cond_broadcast(&lib.cond);
+	pthread_mutex_unlock(&lib.lock);
+	if (fd != -1)
+		close(fd);
+	return 0;
+}
+
+static void *
+conn_main(void *arg)
+{
+	struct pollfd pfd[2];
+	uint64_t junk;
+	sigset_t all;
+	int sock = -1, n, waited = 0;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	(void)prctl(PR_SET_NAME, "traced-conn", 0, 0, 0);
+
+	for (;;) {
+		if (sock == -1) {
+			sock = conn_connect();
+			if (sock == -1 || conn_send_hello(sock) == -1 ||
+			    conn_flush_pending(sock) == -1) {
+				conn_down(&sock);
+				pfd[0].fd = lib.wake_fd;
+				pfd[0].events = POLLIN;
+				(void)poll(pfd, 1, TRACED_RETRY_MS);
+				(void)!read(lib.wake_fd, &junk, sizeof(junk));
+				/* Rings finished meanwhile go unsent. */
+				(void)conn_flush_pending(-1);
+				continue;
+			}
+			waited = 0;
+		}
+		pfd[0].fd = sock;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = lib.wake_fd;
+		pfd[1].events = POLLIN;
+		n = poll(pfd, 2, 1000);
+		if (n == -1)
+			continue;
+		if (n == 0 && !__atomic_load_n(&lib.connected,
+		    __ATOMIC_RELAXED) && ++waited >= TRACED_WELCOME_WAIT_S) {
+			DEBUG("no welcome from the daemon, retrying");
+			conn_down(&sock);
+			continue;
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			if (conn_recv(sock) == -1) {
+				conn_down(&sock);
+				continue;
+			}
+		}
+		if (pfd[1].revents & POLLIN) {
+			(void)!read(lib.wake_fd, &junk, sizeof(junk));
+			if (conn_flush_pending(sock) == -1)
+				conn_down(&sock);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Start the connection thread if it is not running.  Locked.  Returns
+ * 0, or -1 if it cannot run (then tracing stays off).
+ */
+int
+conn_start_locked(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	if (lib.thread_started)
+		return 0;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	/* The thread must not take the application's signals, from birth. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&lib.thread, &attr, conn_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		DEBUG("pthread_create: %s", strerror(rc));
+		return -1;
+	}
+	lib.thread_started = 1;
+	return 0;
+}
+
+/*
+ * In the child of fork(): no connection thread, no connection.  The
+ * state arrays still map the parent's pages (read-only, harmless) until
+ * the child's own session maps its own.
+ */
+void
+conn_atfork_child(void)
+{
+	struct lprov *lp;
+
+	lib.thread_started = 0;
+	lib.sock = -1;
+	lib.state = CONN_IDLE;
+	__atomic_store_n(&lib.connected, 0, __ATOMIC_RELAXED);
+	for (lp = lib.providers; lp != NULL; lp = lp->next) {
+		lp->sent = 0;
+		conn_unmap_state(lp);
+	}
+	/* The thread starts again with the child's first ring. */
+}

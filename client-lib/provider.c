@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Provider registration and the library's one-time setup.  Each
+ * generated trace.c registers its provider from a constructor, before
+ * main(): the provider gets its event ids, the connection thread is
+ * started, and the constructor waits (bounded by
+ * TRACED_CONNECT_TIMEOUT_MS) until the daemon mapped the provider's
+ * state page, or said no, or could not be reached.  With no daemon
+ * listening, connect() fails at once and there is no wait at all.
+ *
+ * Configuration comes from the environment, read once here:
+ *   TRACED=0                    tracing off for this process
+ *   TRACED_RUNTIME_DIR          where the daemon's sockets are
+ *   TRACED_RING_SIZE            ring bytes per thread (K/M/G suffix)
+ *   TRACED_CONNECT_TIMEOUT_MS   longest wait before main() (200)
+ *   TRACED_DEBUG                print what the library does on stderr
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct lib lib = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake_fd = -1,
+	.sock = -1,
+	.ring_order = TRACED_RING_ORDER_DEFAULT,
+	.connect_timeout_ms = 200,
+	.next_id = TRACED_EVENT_ID_BASE,
+};
+
+TRACED_EXPORT int traced_clock_tsc;
+
+static int
+env_uint(const char *name, unsigned long long *out)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end != '\0')
+		goto bad;
+	*out = v;
+	return 1;
+bad:
+	DEBUG("ignoring %s=%s: not a number", name, s);
+	return 0;
+}
+
+static void
+lib_read_env(void)
+{
+	unsigned long long v;
+	const char *s;
+	uint32_t order;
+
+	s = getenv("TRACED_DEBUG");
+	lib_debug = s != NULL && *s != '\0' && strcmp(s, "0") != 0;
+	s = getenv("TRACED");
+	if (s != NULL && strcmp(s, "0") == 0)
+		lib.disabled = 1;
+	if (env_uint("TRACED_RING_SIZE", &v)) {
+		for (order = TRACED_RING_ORDER_MIN;
+		    order < TRACED_RING_ORDER_MAX &&
+		    traced_ring_size(order) < v; order++)
+			;
+		lib.ring_order = order;
+		lib.ring_order_env = 1;
+	}
+	if (env_uint("TRACED_CONNECT_TIMEOUT_MS", &v))
+		lib.connect_timeout_ms = v > 60000 ? 60000 : (int)v;
+}
+
+static void
+lib_atfork_prepare(void)
+{
+	pthread_mutex_lock(&lib.lock);
+}
+
+static void
+lib_atfork_parent(void)
+{
+	pthread_mutex_unlock(&lib.lock);
+}
+
+/*
+ * In the child of fork(): it has one thread, the parent's rings and
+ * connection.  Drop both; its next event starts a session of its own.
+ */
+static void
+lib_atfork_child(void)
+{
+	pthread_mutex_init(&lib.lock, NULL);
+	pthread_cond_init(&lib.cond, NULL);
+	lib.pid = getpid();
+	ring_atfork_child();
+	conn_atfork_child();
+}
+
+/* One-time setup.  Called with lib.lock held. */
+void
+lib_init_locked(void)
+{
+	pthread_condattr_t ca;
+
+	if (lib.initialized)
+		return;
+	lib.initialized = 1;
+	lib_read_env();
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&lib.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	lib.pid = getpid();
+	if (sysconf(_SC_PAGESIZE) != TRACED_STATE_PAGE) {
+		DEBUG("page size is not %u: tracing off", TRACED_STATE_PAGE);
+		lib.disabled = 1;
+	}
+	lib.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (lib.wake_fd == -1) {
+		DEBUG("eventfd: %s: tracing off", strerror(errno));
+		lib.disabled = 1;
+	}
+	ring_lib_init();
+	pthread_atfork(lib_atfork_prepare, lib_atfork_parent,
+	    lib_atfork_child);
+}
+
+/*
+ * Wake the connection thread.  Async-signal-safe; keeps errno.
+ */
+void
+lib_wake(void)
+{
+	uint64_t one = 1;
+	int saved_errno = errno;
+
+	if (lib.wake_fd != -1)
+		(void)!write(lib.wake_fd, &one, sizeof(one));
+	errno = saved_errno;
+}
+
+static void
+deadline_after(struct timespec *ts, int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+void
+traced_provider_register(struct traced_provider *p)
+{
+	struct timespec deadline;
+	struct lprov *lp;
+	unsigned attempts;
+
+	if (p == NULL || p->abi != TRACED_ABI_VERSION || p->nevents == 0 ||
+	    p->state_size < p->nevents ||
+	    p->state_size % TRACED_STATE_PAGE != 0 ||
+	    ((uintptr_t)p->state % TRACED_STATE_PAGE) != 0)
+		return;
+	pthread_mutex_lock(&lib.lock);
+	lib_init_locked();
+	if (lib.next_id > TRACED_EVENT_ID_MAX - p->nevents ||
+	    (lp = calloc(1, sizeof(*lp))) == NULL) {
+		pthread_mutex_unlock(&lib.lock);
+		return;
+	}
+	lp->p = p;
+	lp->index = lib.nproviders++;
+	lp->state_fd = -1;
+	p->id_base = lib.next_id;
+	lib.next_id += p->nevents;
+	p->priv = lp;
+	/* Append: the daemon numbers events in registration order. */
+	{
+		struct lprov **pp = &lib.providers;
+
+		while (*pp != NULL)
+			pp = &(*pp)->next;
+		*pp = lp;
+	}
+	DEBUG("provider %s: %u events from id %u", p->name, p->nevents,
+	    p->id_base);
+	if (lib.disabled || conn_start_locked() == -1) {
+		pthread_mutex_unlock(&lib.lock);
+		return;
+	}
+	lib_wake();
+	/*
+	 * Wait until the state page is mapped, or a connection attempt
+	 * failed, or the deadline: a short program's first events must
+	 * see their rules, but no program waits long for the tracer.
+	 */
+	attempts = lib.attempts;
+	deadline_after(&deadline, lib.connect_timeout_ms);
+	while (!lp->acked && !(lib.state == CONN_DOWN &&
+	    lib.attempts != attempts)) {
+		if (pthread_cond_timedwait(&lib.cond, &lib.lock,
+		    &deadline) == ETIMEDOUT) {
+			DEBUG("provider %s: no answer in %d ms, going on",
+			    p->name, lib.connect_timeout_ms);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lib.lock);
+}
+
+void
+traced_provider_unregister(struct traced_provider *p)
+{
+	/*
+	 * The provider's code and state array go away with its object;
+	 * the daemon keeps its description for the session.  Stop using
+	 * the pointer: nothing else is needed while the process exits,
+	 * and a dlclose()d provider's events can no longer be called.
+	 */
+	struct lprov *lp;
+
+	if (p == NULL || p->priv == NULL)
+		return;
+	pthread_mutex_lock(&lib.lock);
+	lp = p->priv;
+	lp->p = NULL;
+	pthread_mutex_unlock(&lib.lock);
+}
+
+void
+traced_flush(void)
+{
+	struct lring *r;
+
+	pthread_mutex_lock(&lib.lock);
+	for (r = lib.rings; r != NULL; r = r->next)
+		__atomic_store_n(&r->notify, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lib.lock);
+	lib_wake();
+}

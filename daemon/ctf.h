@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * The CTF 1.8 writer: the TSDL metadata of a session and the packet
+ * header + context that the writeout prepends to each drained span.
+ * Pure formatting (no I/O); daemon-internal; any thread.
+ *
+ * The layout it describes is the ring's (proto/ring.h), so spans are
+ * written without conversion:
+ *
+ *   packet.header   0 magic 0xC1FC1FC1 | 4 uuid[16] | 20 stream_id (0)
+ *                  24 stream_instance_id (the tid)
+ *   packet.context 32 timestamp_begin | 40 timestamp_end | 48 content_size
+ *                  56 packet_size | 64 packet_seq_num | 72 events_discarded
+ *                  80 tid (uint32) | 84 4 bytes of zero padding
+ *   events         88 ... each: uint32 id, (4 bytes skipped), uint64 ts
+ *                  (align 64), then the fields of that event
+ *
+ * Integers are declared with natural alignment (align = size), strings
+ * byte aligned; the event header struct is therefore 64-bit aligned and
+ * readers skip the 4 bytes after id (where the ring keeps the record
+ * size) and the padding after strings by themselves.
+ */
+#ifndef TRACED_DAEMON_CTF_H
+#define TRACED_DAEMON_CTF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tevents_event;
+
+#define CTF_PACKET_HDR_SIZE	88u
+#define CTF_MAGIC		0xC1FC1FC1u
+
+/* What the metadata says about the trace and its clock. */
+struct ctf_trace_info {
+	uint8_t		 uuid[16];	/* the session's trace uuid */
+	uint8_t		 clock_uuid[16]; /* one per boot: all sessions */
+	uint64_t	 clock_freq;	/* ticks per second */
+	int64_t		 clock_offset_s; /* realtime - clock, seconds */
+	uint64_t	 clock_offset;	/* and the remaining ticks */
+	const char	*clock_name;	/* "monotonic" or "tsc" */
+	const char	*hostname;
+	const char	*procname;	/* comm */
+	int32_t		 pid;
+	uint32_t	 session;	/* daemon session id */
+};
+
+/* One event class: CTF name "<provider>:<event name>". */
+struct ctf_event_class {
+	uint32_t	 id;		/* as in ring records */
+	const char	*provider;
+	const struct tevents_event *ev;	/* borrowed */
+};
+
+/*
+ * Write the whole metadata text of a session into a malloc'ed string
+ * (*out, NUL-terminated; the caller frees it) and return its length, or
+ * -1 on allocation failure.  Declares the built-in event
+ * "traced:lost" (id TRACED_EVENT_LOST, fields count, ring_full, nested,
+ * disconnected, paused: uint64) and then each class in 'classes'.
+ * Event and field names that are not CTF identifiers are rewritten
+ * (invalid characters to '_', a leading digit or a TSDL keyword gets a
+ * leading '_').
+ */
+long	ctf_metadata(const struct ctf_trace_info *info,
+	    const struct ctf_event_class *classes, size_t nclasses, char **out);
+
+/* The fields of one packet's header and context. */
+struct ctf_packet {
+	const uint8_t	*uuid;		/* 16 bytes, the trace uuid */
+	uint64_t	 stream_instance_id;
+	uint64_t	 ts_begin;
+	uint64_t	 ts_end;
+	uint64_t	 content_bytes;	/* header + events */
+	uint64_t	 seq;
+	uint64_t	 events_discarded; /* running total */
+	uint32_t	 tid;
+};
+
+/*
+ * Encode the header and context of a packet into buf, exactly
+ * CTF_PACKET_HDR_SIZE bytes, little-endian.  content_size and
+ * packet_size are both content_bytes * 8.
+ */
+void	ctf_packet_header(uint8_t buf[CTF_PACKET_HDR_SIZE],
+	    const struct ctf_packet *p);
+
+#endif /* TRACED_DAEMON_CTF_H */

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+# Tests: cmocka unit binaries (one per module), then integration scripts.
+#
+# A unit test tests/unit/test_NAME.c links with the proto objects and with
+# the objects listed in test_NAME_OBJS (module objects, never a main()).
+
+UNIT_SRCS	:= $(wildcard tests/unit/test_*.c)
+UNIT_TESTS	:= $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
+INTEG_TESTS	:= $(sort $(wildcard tests/integration/[0-9]*.sh))
+HELPER_SRCS	:= $(wildcard tests/helpers/*.c)
+
+test_tevents_OBJS	:=
+test_wire_OBJS		:=
+test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
+test_ring_OBJS		:= $(filter-out %/main.o,$(DAEMON_OBJS))
+test_ctf_OBJS		:= $(filter-out %/main.o,$(DAEMON_OBJS))
+test_command_OBJS	:= $(filter-out %/main.o,$(DAEMON_OBJS))
+
+$(O)/tests/unit/%.o: P_CFLAGS += $(call pkg_cflags,cmocka $(DAEMON_PKGS))
+
+.SECONDEXPANSION:
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $(PROTO_OBJS) $$(%_OBJS)
+	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(call pkg_libs,cmocka $(DAEMON_PKGS)) -lm
+
+# Helpers: small traced programs built from tests/helpers/NAME.c with the
+# events in tests/helpers/trace-events.
+$(eval $(call tracegen_rule,helpers,tests/helpers/trace-events,$(O)/gen/helpers))
+$(O)/gen/helpers/trace.o: $(O)/gen/helpers/trace.c $(O)/gen/helpers/trace.h
+	$(call say,CC,$<)$(COMPILE) -c -o $@ $<
+HELPERS := $(patsubst tests/helpers/%.c,$(O)/tests/helpers/%,$(HELPER_SRCS))
+$(O)/tests/helpers/%.o: tests/helpers/%.c $(O)/gen/helpers/trace.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(COMPILE) -I$(O)/gen/helpers -c -o $@ $<
+$(O)/tests/helpers/%: $(O)/tests/helpers/%.o $(O)/gen/helpers/trace.o $(LIBSO)
+	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $< \
+		$(O)/gen/helpers/trace.o -L$(O)/lib -ltraced -Wl,-rpath,$(abspath $(O))/lib
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory check-unit check-integration
+
+check-unit: $(UNIT_TESTS)
+	$(Q)fail=0; for t in $(UNIT_TESTS); do \
+		echo "== $$t"; $$t || fail=1; \
+	done; exit $$fail
+
+check-integration: all $(HELPERS)
+	$(Q)O=$(abspath $(O)) sh tests/run-integration.sh $(INTEG_TESTS)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)O=$(abspath $(O)) sh tests/bench/run.sh

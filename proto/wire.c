@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Validation and encoding of the socket protocols of proto/wire.h.
+ * wire_decode() is the only function that turns received bytes into a
+ * message: it checks everything a peer could get wrong or lie about
+ * (type, exact size, version, descriptors, strings, ranges) so that the
+ * code behind it can trust the struct it gets.  No I/O, no allocation.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ring.h"
+#include "wire.h"
+
+struct wire_type_info {
+	uint32_t	size;		/* fixed part */
+	uint8_t		fd;		/* carries one descriptor */
+	uint8_t		trailing;	/* may have bytes after the struct */
+};
+
+static const struct wire_type_info wire_types[TRACED_MSG_TYPE_MAX] = {
+	[TRACED_MSG_HELLO] = { sizeof(struct traced_msg_hello), 0, 0 },
+	[TRACED_MSG_PROVIDER] = { sizeof(struct traced_msg_provider), 1, 0 },
+	[TRACED_MSG_RING] = { sizeof(struct traced_msg_ring), 1, 0 },
+	[TRACED_MSG_NOTIFY] = { sizeof(struct traced_msg_notify), 0, 0 },
+	[TRACED_MSG_WELCOME] = { sizeof(struct traced_msg_welcome), 0, 0 },
+	[TRACED_MSG_PROVIDER_ACK] = {
+		sizeof(struct traced_msg_provider_ack), 1, 0 },
+	[TRACED_MSG_CTL_REQUEST] = {
+		sizeof(struct traced_msg_ctl_request), 0, 1 },
+	[TRACED_MSG_CTL_LINE] = { sizeof(struct traced_msg_hdr), 0, 1 },
+	[TRACED_MSG_CTL_END] = { sizeof(struct traced_msg_ctl_end), 0, 1 },
+};
+
+int
+wire_type_has_fd(uint32_t type)
+{
+	return type < TRACED_MSG_TYPE_MAX && wire_types[type].fd;
+}
+
+void
+wire_hdr_init(struct traced_msg_hdr *h, uint32_t type, uint32_t size)
+{
+	h->type = type;
+	h->size = size;
+}
+
+/* A fixed char array holding a NUL-terminated string, printable only. */
+static int
+wire_str_ok(const char *s, size_t size, int allow_empty)
+{
+	const char *nul = memchr(s, '\0', size);
+	const char *p;
+
+	if (nul == NULL || (!allow_empty && nul == s))
+		return 0;
+	for (p = s; p < nul; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int
+wire_fail(const char **why, const char *reason, int err)
+{
+	if (why != NULL)
+		*why = reason;
+	return err;
+}
+
+static int
+wire_check_body(struct wire_msg *m, const char **why)
+{
+	switch (m->type) {
+	case TRACED_MSG_HELLO:
+		if (m->u.hello->version != TRACED_PROTOCOL_VERSION)
+			return wire_fail(why, "protocol version mismatch",
+			    -EPROTO);
+		if (!wire_str_ok(m->u.hello->comm, TRACED_COMM_MAX, 1))
+			return wire_fail(why, "bad comm string", -EBADMSG);
+		break;
+	case TRACED_MSG_PROVIDER: {
+		const struct traced_msg_provider *p = m->u.provider;
+
+		if (p->id_base < TRACED_EVENT_ID_BASE ||
+		    p->nevents == 0 ||
+		    p->nevents > TRACED_PROVIDER_EVENTS_MAX ||
+		    p->id_base > TRACED_EVENT_ID_MAX - p->nevents)
+			return wire_fail(why, "event ids out of range",
+			    -EBADMSG);
+		if (p->desc_size == 0 || p->desc_size > TRACED_DESC_MAX)
+			return wire_fail(why, "bad description size",
+			    -EBADMSG);
+		if (!wire_str_ok(p->name, TRACED_NAME_MAX, 0))
+			return wire_fail(why, "bad provider name", -EBADMSG);
+		break;
+	}
+	case TRACED_MSG_RING:
+		if (m->u.ring->order < TRACED_RING_ORDER_MIN ||
+		    m->u.ring->order > TRACED_RING_ORDER_MAX)
+			return wire_fail(why, "ring size out of range",
+			    -EBADMSG);
+		if (m->u.ring->tid == 0)
+			return wire_fail(why, "ring without a thread id",
+			    -EBADMSG);
+		break;
+	case TRACED_MSG_WELCOME:
+		if (m->u.welcome->version != TRACED_PROTOCOL_VERSION)
+			return wire_fail(why, "protocol version mismatch",
+			    -EPROTO);
+		if (m->u.welcome->clock != TRACED_CLOCK_MONOTONIC &&
+		    m->u.welcome->clock != TRACED_CLOCK_TSC)
+			return wire_fail(why, "unknown clock", -EBADMSG);
+		if (m->u.welcome->ring_order < TRACED_RING_ORDER_MIN ||
+		    m->u.welcome->ring_order > TRACED_RING_ORDER_MAX)
+			return wire_fail(why, "ring size out of range",
+			    -EBADMSG);
+		break;
+	case TRACED_MSG_PROVIDER_ACK:
+		if (m->u.provider_ack->status != 0)
+			return wire_fail(why, "an ack with an error carries "
+			    "no descriptor", -EBADMSG);
+		if (m->u.provider_ack->state_size == 0 ||
+		    m->u.provider_ack->state_size % 4096 != 0 ||
+		    m->u.provider_ack->state_size >
+		    TRACED_PROVIDER_EVENTS_MAX + 4096)
+			return wire_fail(why, "bad state size", -EBADMSG);
+		break;
+	case TRACED_MSG_CTL_REQUEST: {
+		const struct traced_msg_ctl_request *r = m->u.ctl_request;
+		const char *p = m->payload, *end = p + m->payload_len;
+		uint32_t i;
+
+		if (r->version != TRACED_PROTOCOL_VERSION)
+			return wire_fail(why, "protocol version mismatch",
+			    -EPROTO);
+		if (r->argc == 0 || r->argc > TRACED_CTL_ARGS_MAX)
+			return wire_fail(why, "bad argument count", -EBADMSG);
+		if (r->flags & ~TRACED_CTL_JSON)
+			return wire_fail(why, "unknown flags", -EBADMSG);
+		for (i = 0; i < r->argc; i++) {
+			const char *nul = p < end ?
+			    memchr(p, '\0', (size_t)(end - p)) : NULL;
+
+			if (nul == NULL)
+				return wire_fail(why, "arguments do not match "
+				    "their count", -EBADMSG);
+			m->argv[i] = p;
+			p = nul + 1;
+		}
+		if (p != end)
+			return wire_fail(why, "bytes after the arguments",
+			    -EBADMSG);
+		break;
+	}
+	case TRACED_MSG_CTL_END:
+		if (m->u.ctl_end->status > TRACED_CTL_DENIED)
+			return wire_fail(why, "unknown status", -EBADMSG);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int
+wire_decode(const void *buf, size_t len, int nfds, struct wire_msg *m,
+    const char **why)
+{
+	const struct traced_msg_hdr *h = buf;
+	const struct wire_type_info *ti;
+
+	memset(m, 0, sizeof(*m));
+	if (len < sizeof(*h))
+		return wire_fail(why, "truncated message", -EBADMSG);
+	if (len > TRACED_MSG_MAX)
+		return wire_fail(why, "oversized message", -EBADMSG);
+	if (h->size != len)
+		return wire_fail(why, "size field does not match the message",
+		    -EBADMSG);
+	if (h->type >= TRACED_MSG_TYPE_MAX || wire_types[h->type].size == 0)
+		return wire_fail(why, "unknown message type", -EBADMSG);
+	ti = &wire_types[h->type];
+	if (len < ti->size || (!ti->trailing && len != ti->size))
+		return wire_fail(why, "wrong size for the message type",
+		    -EBADMSG);
+	if (nfds != (ti->fd ? 1 : 0)) {
+		/* An ack that refuses carries no fd: checked below. */
+		if (!(h->type == TRACED_MSG_PROVIDER_ACK && nfds == 0))
+			return wire_fail(why, ti->fd ? "missing descriptor" :
+			    "unexpected descriptor", -EBADMSG);
+	}
+	m->type = h->type;
+	m->u.hdr = h;
+	m->payload = (const char *)buf + ti->size;
+	m->payload_len = len - ti->size;
+	if (h->type == TRACED_MSG_PROVIDER_ACK && nfds == 0) {
+		if (m->u.provider_ack->status >= 0)
+			return wire_fail(why, "missing descriptor", -EBADMSG);
+		return 0;
+	}
+	return wire_check_body(m, why);
+}
+
+int
+wire_ctl_request_encode(void *buf, size_t size, uint32_t flags, int argc,
+    char *const argv[])
+{
+	struct traced_msg_ctl_request *r = buf;
+	size_t len = sizeof(*r), n;
+	int i;
+
+	if (argc <= 0 || argc > TRACED_CTL_ARGS_MAX)
+		return -1;
+	if (size > TRACED_MSG_MAX)
+		size = TRACED_MSG_MAX;
+	if (size < len)
+		return -1;
+	for (i = 0; i < argc; i++) {
+		n = strlen(argv[i]) + 1;
+		if (n > size - len)
+			return -1;
+		memcpy((char *)buf + len, argv[i], n);
+		len += n;
+	}
+	memset(r, 0, sizeof(*r));
+	wire_hdr_init(&r->hdr, TRACED_MSG_CTL_REQUEST, (uint32_t)len);
+	r->version = TRACED_PROTOCOL_VERSION;
+	r->flags = flags;
+	r->argc = (uint32_t)argc;
+	return (int)len;
+}
