@@ -133,6 +133,25 @@ conn_send(int sock, const void *msg, size_t len, int fd)
 	return -1;
 }
 
+/* The process's name (its main thread's), not this thread's. */
+static void
+conn_comm(char *buf, size_t size)
+{
+	ssize_t n = -1;
+	int fd;
+
+	fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd != -1) {
+		n = read(fd, buf, size - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		snprintf(buf, size, "%s", program_invocation_short_name);
+	else
+		buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
 static int
 conn_send_hello(int sock)
 {
@@ -142,8 +161,7 @@ conn_send_hello(int sock)
 	memset(&m, 0, sizeof(m));
 	wire_hdr_init(&m.hdr, TRACED_MSG_HELLO, sizeof(m));
 	m.version = TRACED_PROTOCOL_VERSION;
-	(void)prctl(PR_GET_NAME, m.comm, 0, 0, 0);
-	m.comm[TRACED_COMM_MAX - 1] = '\0';
+	conn_comm(m.comm, sizeof(m.comm));
 	lost = __atomic_exchange_n(&lib.lost_disconnected, 0,
 	    __ATOMIC_RELAXED);
 	m.lost_disconnected = lost;

@@ -12,9 +12,9 @@ HELPER_SRCS	:= $(wildcard tests/helpers/*.c)
 test_tevents_OBJS	:=
 test_wire_OBJS		:=
 test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
-test_ring_OBJS		:= $(filter-out %/main.o,$(DAEMON_OBJS))
-test_ctf_OBJS		:= $(filter-out %/main.o,$(DAEMON_OBJS))
-test_command_OBJS	:= $(filter-out %/main.o,$(DAEMON_OBJS))
+test_ring_OBJS		:= $(O)/daemon/ctf.o
+test_ctf_OBJS		:= $(O)/daemon/ctf.o
+test_command_OBJS	:=
 
 $(O)/tests/unit/%.o: P_CFLAGS += $(call pkg_cflags,cmocka $(DAEMON_PKGS))
 

@@ -188,9 +188,12 @@ traced_put_u64(char *p, uint64_t v)
 static inline uint32_t
 traced_str_size(const char *s)
 {
+	size_t n;
+
 	if (s == NULL)
 		return sizeof("(null)");
-	return (uint32_t)strnlen(s, TRACED_STR_MAX) + 1;
+	n = strlen(s);
+	return (uint32_t)(n > TRACED_STR_MAX ? TRACED_STR_MAX : n) + 1;
 }
 
 /* Copy a string argument of traced_str_size() 'n' bytes into a record. */

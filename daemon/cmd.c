@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * The control commands.  The table itself is proto/commands.def, shared
+ * with tracectl; cmd_exec() looks the command up (exact name, then
+ * unique prefix), checks arity and permission (state-changing commands
+ * need uid 0, the daemon's uid or its group) and calls the handler
+ * below, which answers through the reply builder of control.c: lines
+ * for people, or one JSON object per line with --json.  Loop thread.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "traced.h"
+
+typedef int (*cmd_exec_cb)(struct reply *, int, char **);
+
+static const char *cause_names[TRACED_DROP_NCAUSES] = {
+	"ring_full", "nested", "disconnected", "paused", "write_error",
+	"invalid",
+};
+
+/*
+ * JSON string literal of s (quoted, escaped) into buf; returns buf.
+ * Cut short, still valid, if it does not fit.
+ */
+const char *
+json_str(char *buf, size_t size, const char *s)
+{
+	size_t o = 0;
+
+	if (size < 3)
+		return "\"\"";
+	buf[o++] = '"';
+	for (; *s != '\0' && o + 8 < size; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)ch;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			o += (size_t)snprintf(buf + o, size - o, "\\u%04x", ch);
+		} else
+			buf[o++] = (char)ch;
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+	return buf;
+}
+
+static int
+cmd_help_exec(struct reply *r, int argc, char **argv)
+{
+	const struct command_def *t, *d;
+	char err[256], usage[512], j1[128], j2[512], j3[512];
+	size_t n, i;
+	int consumed;
+
+	if (argc > 0) {
+		d = command_lookup(argc, argv, &consumed, err, sizeof(err));
+		if (d == NULL) {
+			reply_error(r, "%s", err);
+			return TRACED_CTL_USAGE;
+		}
+		command_format_usage(d, usage, sizeof(usage));
+		if (reply_json(r))
+			reply_line(r, "{\"name\":%s,\"usage\":%s,\"help\":%s}",
+			    json_str(j1, sizeof(j1), d->name),
+			    json_str(j2, sizeof(j2), usage),
+			    json_str(j3, sizeof(j3), d->help));
+		else {
+			reply_line(r, "%s", usage);
+			reply_line(r, "  %s", d->help);
+		}
+		return TRACED_CTL_OK;
+	}
+	t = command_table(&n);
+	for (i = 0; i < n; i++) {
+		if (reply_json(r))
+			reply_line(r, "{\"name\":%s,\"usage\":%s,\"help\":%s,"
+			    "\"changes_state\":%s}",
+			    json_str(j1, sizeof(j1), t[i].name),
+			    json_str(j2, sizeof(j2), t[i].usage),
+			    json_str(j3, sizeof(j3), t[i].help),
+			    t[i].flags & CMD_F_PRIVILEGED ? "true" : "false");
+		else
+			reply_line(r, "%-18s %-24s %s", t[i].name, t[i].usage,
+			    t[i].help);
+	}
+	return TRACED_CTL_OK;
+}
+
+static int
+cmd_trace_event_exec(struct reply *r, int argc, char **argv)
+{
+	struct session *s;
+	char err[256];
+	unsigned events = 0, procs = 0;
+	int on = command_parse_onoff(argv[1]);
+	uint32_t i, k;
+
+	(void)argc;
+	if (command_pattern_valid(argv[0], err, sizeof(err)) == -1) {
+		reply_error(r, "%s", err);
+		return TRACED_CTL_USAGE;
+	}
+	if (on == -1) {
+		reply_error(r, "expected 'on' or 'off', not '%s'", argv[1]);
+		return TRACED_CTL_USAGE;
+	}
+	if (state_rule_add(argv[0], on) == -1)
+		reply_error(r, "the rule applies now but could not be saved "
+		    "in %s (see the daemon's log): a restarted daemon will "
+		    "not have it", td->cfg.state_dir);
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		unsigned before = events;
+
+		for (i = 0; i < s->nprovs; i++)
+			for (k = 0; k < s->provs[i]->nevents; k++)
+				if (state_glob_match(argv[0],
+				    s->provs[i]->tf.events[k].name))
+					events++;
+		if (events != before)
+			procs++;
+	}
+	if (reply_failed(r))
+		return TRACED_CTL_ERROR;
+	reply_message(r, "'%s' %s: applies now to %u event%s in %u running "
+	    "process%s and to every process that starts later%s", argv[0],
+	    on ? "on" : "off", events, events == 1 ? "" : "s", procs,
+	    procs == 1 ? "" : "es",
+	    td->paused && on ? " (trace-file is off: nothing is recorded "
+	    "until 'trace-file on')" : "");
+	return TRACED_CTL_OK;
+}
+
+struct known_event {
+	char		 name[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
+	int		 on;
+	char		 procs[512];
+	size_t		 nprocs;
+};
+
+static int
+known_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct known_event *)a)->name,
+	    ((const struct known_event *)b)->name);
+}
+
+static int
+cmd_info_trace_events_exec(struct reply *r, int argc, char **argv)
+{
+	struct known_event *ke = NULL, *nk;
+	size_t nke = 0, cap = 0, i, j;
+	struct session *s;
+	char full[sizeof(ke->name)], j1[512], j2[1024];
+	uint32_t p, k;
+
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		for (p = 0; p < s->nprovs; p++)
+			for (k = 0; k < s->provs[p]->nevents; k++) {
+				const struct tevents_event *ev =
+				    &s->provs[p]->tf.events[k];
+
+				snprintf(full, sizeof(full), "%s:%s",
+				    s->provs[p]->name, ev->name);
+				if (argc > 0 &&
+				    !state_glob_match(argv[0], ev->name) &&
+				    !state_glob_match(argv[0], full))
+					continue;
+				for (i = 0; i < nke; i++)
+					if (strcmp(ke[i].name, full) == 0)
+						break;
+				if (i == nke) {
+					if (nke == cap) {
+						cap = cap ? cap * 2 : 64;
+						nk = reallocarray(ke, cap,
+						    sizeof(*ke));
+						if (nk == NULL) {
+							free(ke);
+							reply_error(r, "out of "
+							    "memory");
+							return TRACED_CTL_ERROR;
+						}
+						ke = nk;
+					}
+					memset(&ke[i], 0, sizeof(ke[i]));
+					snprintf(ke[i].name,
+					    sizeof(ke[i].name), "%s", full);
+					ke[i].on = state_event_on(
+					    s->provs[p]->name, ev);
+					nke++;
+				}
+				j = strlen(ke[i].procs);
+				if (j + 40 < sizeof(ke[i].procs))
+					snprintf(ke[i].procs + j,
+					    sizeof(ke[i].procs) - j, "%s%s[%d]",
+					    j ? " " : "", s->comm, (int)s->pid);
+				ke[i].nprocs++;
+			}
+	}
+	if (ke != NULL)
+		qsort(ke, nke, sizeof(*ke), known_cmp);
+	for (i = 0; i < nke; i++) {
+		if (reply_json(r))
+			reply_line(r, "{\"name\":%s,\"state\":\"%s\","
+			    "\"recording\":%s,\"processes\":%zu,"
+			    "\"where\":%s}",
+			    json_str(j1, sizeof(j1), ke[i].name),
+			    ke[i].on ? "on" : "off",
+			    ke[i].on && !td->paused ? "true" : "false",
+			    ke[i].nprocs, json_str(j2, sizeof(j2),
+			    ke[i].procs));
+		else
+			reply_line(r, "%-40s %-3s  %s", ke[i].name,
+			    ke[i].on ? "on" : "off", ke[i].procs);
+	}
+	free(ke);
+	if (nke == 0)
+		reply_message(r, argc > 0 ? "no connected process has an "
+		    "event matching '%s'" : "no connected process has "
+		    "events%s", argc > 0 ? argv[0] : "");
+	else if (td->paused)
+		reply_message(r, "trace-file is off: no event is recorded "
+		    "until 'trace-file on'");
+	return TRACED_CTL_OK;
+}
+
+static int
+cmd_trace_file_exec(struct reply *r, int argc, char **argv)
+{
+	struct session *s;
+	char *path;
+	int on;
+
+	if (strcmp(argv[0], "flush") == 0) {
+		if (argc != 1) {
+			reply_error(r, "usage: trace-file flush");
+			return TRACED_CTL_USAGE;
+		}
+		td->flush_gen++;
+		writeout_drain_all(1);
+		reply_wait_flush(r, td->flush_gen);
+		return TRACED_CTL_OK;
+	}
+	if (strcmp(argv[0], "set") == 0) {
+		if (argc != 2 || argv[1][0] == '\0') {
+			reply_error(r, "usage: trace-file set PATH");
+			return TRACED_CTL_USAGE;
+		}
+		if (argv[1][0] != '/') {
+			reply_error(r, "'%s' is relative: give an absolute "
+			    "path (the daemon does not share your working "
+			    "directory)", argv[1]);
+			return TRACED_CTL_USAGE;
+		}
+		if (mkdir_p(argv[1], 0750) == -1 || access(argv[1],
+		    W_OK | X_OK) == -1) {
+			reply_error(r, "cannot write to %s: %s", argv[1],
+			    strerror(errno));
+			return TRACED_CTL_ERROR;
+		}
+		path = strdup(argv[1]);
+		if (path == NULL) {
+			reply_error(r, "out of memory");
+			return TRACED_CTL_ERROR;
+		}
+		free(td->cfg.trace_dir);
+		td->cfg.trace_dir = path;
+		TAILQ_FOREACH(s, &td->sessions, entry)
+			if (!s->closing && s->welcomed &&
+			    session_rotate(s) == -1)
+				reply_error(r, "session %u could not move to "
+				    "%s (see the daemon's log)", s->id, path);
+		log_info("trace output now goes to %s", path);
+		if (reply_failed(r))
+			return TRACED_CTL_ERROR;
+		reply_message(r, "tracing to %s", path);
+		return TRACED_CTL_OK;
+	}
+	on = command_parse_onoff(argv[0]);
+	if (on == -1 || argc != 1) {
+		reply_error(r, "usage: trace-file on|off|flush|set PATH");
+		return TRACED_CTL_USAGE;
+	}
+	if (td->paused == !on) {
+		reply_message(r, "trace-file is already %s", on ? "on" : "off");
+		return TRACED_CTL_OK;
+	}
+	td->paused = !on;
+	state_apply_all();
+	if (!on)
+		writeout_drain_all(0);
+	log_info("trace-file %s", on ? "on" : "off");
+	reply_message(r, on ? "tracing resumed: events follow their rules "
+	    "again" : "tracing paused: every event is off in every process; "
+	    "the rules are kept");
+	return TRACED_CTL_OK;
+}
+
+static void
+info_ring(struct reply *r, const struct session *s, const struct sring *rg)
+{
+	uint64_t size = traced_ring_size(rg->order);
+	uint64_t head = __atomic_load_n(&rg->hdr->head, __ATOMIC_RELAXED);
+	uint64_t fill = head >= rg->tail && head - rg->tail <= size ?
+	    (head - rg->tail) * 100 / size : 0;
+	uint64_t lost = 0;
+	char causes[256], j1[PATH_MAX + 16];
+	size_t o = 0;
+	int i;
+
+	causes[0] = '\0';
+	for (i = 0; i < TRACED_DROP_NCAUSES; i++) {
+		lost += rg->lost[i];
+		if (rg->lost[i] == 0 && !reply_json(r))
+			continue;
+		o += (size_t)snprintf(causes + o, sizeof(causes) - o,
+		    reply_json(r) ? "%s\"%s\":%" PRIu64 : "%s%s %" PRIu64,
+		    o ? (reply_json(r) ? "," : ", ") : "", cause_names[i],
+		    rg->lost[i]);
+		if (o >= sizeof(causes))
+			break;
+	}
+	if (reply_json(r)) {
+		reply_line(r, "{\"type\":\"ring\",\"session\":%u,\"tid\":%d,"
+		    "\"size\":%" PRIu64 ",\"fill_percent\":%" PRIu64 ","
+		    "\"events\":%" PRIu64 ",\"bytes\":%" PRIu64 ","
+		    "\"lost\":%" PRIu64 ",\"lost_by_cause\":{%s},"
+		    "\"state\":\"%s\",\"stream\":%s,\"write_error\":%s}",
+		    s->id, (int)rg->tid, size, fill, rg->events, rg->bytes,
+		    lost, causes, rg->quarantined ? "refused" :
+		    rg->finished ? "finished" : "active",
+		    json_str(j1, sizeof(j1), rg->stream_path ?
+		    rg->stream_path : ""),
+		    rg->write_errno ? "true" : "false");
+		return;
+	}
+	reply_line(r, "    thread %-7d ring %6" PRIu64 " KiB %3" PRIu64 "%% "
+	    "full  events %" PRIu64 "  bytes %" PRIu64 "  lost %" PRIu64
+	    "%s%s%s%s%s%s", (int)rg->tid, size / 1024, fill, rg->events,
+	    rg->bytes, lost, lost ? " (" : "", causes, lost ? ")" : "",
+	    rg->quarantined ? "  REFUSED (bad ring contents)" : "",
+	    rg->finished ? "  finished" : "",
+	    rg->write_errno ? "  WRITE ERROR" : "");
+	if (rg->write_errno)
+		reply_line(r, "      cannot write %s: %s", rg->stream_path ?
+		    rg->stream_path : "(no file)", strerror(rg->write_errno));
+}
+
+static int
+cmd_info_trace_exec(struct reply *r, int argc, char **argv)
+{
+	const struct session *s;
+	const struct sring *rg;
+	char j1[PATH_MAX + 16], j2[64], j3[PATH_MAX + 16];
+	unsigned nsessions = 0;
+
+	(void)argc;
+	(void)argv;
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		nsessions++;
+	if (reply_json(r))
+		reply_line(r, "{\"type\":\"trace\",\"trace_dir\":%s,"
+		    "\"state\":\"%s\",\"writeout_threads\":%u,"
+		    "\"drain_interval_ms\":%u,\"default_ring_size\":%" PRIu64
+		    ",\"clock\":\"%s\",\"sessions\":%u}",
+		    json_str(j1, sizeof(j1), td->cfg.trace_dir),
+		    td->paused ? "off" : "on", writeout_nworkers(),
+		    td->cfg.drain_ms, traced_ring_size(td->cfg.ring_order),
+		    td->clock_name, nsessions);
+	else {
+		reply_line(r, "trace file: %s (%s)", td->cfg.trace_dir,
+		    td->paused ? "off: paused" : "on");
+		reply_line(r, "writeout: %u threads, drain every %u ms; "
+		    "default ring %" PRIu64 " KiB per thread; clock %s",
+		    writeout_nworkers(), td->cfg.drain_ms,
+		    traced_ring_size(td->cfg.ring_order) / 1024,
+		    td->clock_name);
+		reply_line(r, "sessions: %u", nsessions);
+	}
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		uint64_t ev = 0, lost = s->lost_disconnected;
+		int i;
+
+		TAILQ_FOREACH(rg, &s->rings, entry) {
+			ev += rg->events;
+			for (i = 0; i < TRACED_DROP_NCAUSES; i++)
+				lost += rg->lost[i];
+		}
+		if (reply_json(r))
+			reply_line(r, "{\"type\":\"session\",\"session\":%u,"
+			    "\"pid\":%d,\"uid\":%u,\"comm\":%s,\"dir\":%s,"
+			    "\"rings\":%u,\"events\":%" PRIu64 ",\"lost\":%"
+			    PRIu64 ",\"lost_before_connect\":%" PRIu64 ","
+			    "\"state\":\"%s\"}", s->id, (int)s->pid,
+			    (unsigned)s->uid, json_str(j2, sizeof(j2), s->comm),
+			    json_str(j3, sizeof(j3), s->dir ? s->dir : ""),
+			    s->nrings, ev, lost, s->lost_disconnected,
+			    s->closing ? "ending" : "connected");
+		else {
+			reply_line(r, "  session %u: %s[%d] uid %u%s", s->id,
+			    s->comm, (int)s->pid, (unsigned)s->uid,
+			    s->closing ? " (ended, draining)" : "");
+			reply_line(r, "    dir %s", s->dir ? s->dir : "-");
+			reply_line(r, "    events %" PRIu64 "  lost %" PRIu64
+			    "%s", ev, lost, s->lost_disconnected ?
+			    " (some while no daemon ran)" : "");
+		}
+		TAILQ_FOREACH(rg, &s->rings, entry)
+			info_ring(r, s, rg);
+	}
+	return TRACED_CTL_OK;
+}
+
+static int
+cmd_info_sessions_exec(struct reply *r, int argc, char **argv)
+{
+	const struct session *s;
+	char j1[64], j2[PATH_MAX + 16];
+
+	(void)argc;
+	(void)argv;
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		if (reply_json(r))
+			reply_line(r, "{\"session\":%u,\"pid\":%d,\"uid\":%u,"
+			    "\"comm\":%s,\"dir\":%s}", s->id, (int)s->pid,
+			    (unsigned)s->uid, json_str(j1, sizeof(j1), s->comm),
+			    json_str(j2, sizeof(j2), s->dir ? s->dir : ""));
+		else
+			reply_line(r, "%6u  %-16s pid %-7d uid %-6u %s", s->id,
+			    s->comm, (int)s->pid, (unsigned)s->uid,
+			    s->dir ? s->dir : "-");
+	}
+	reply_message(r, "sessions of this daemon run that are still "
+	    "connected");
+	return TRACED_CTL_OK;
+}
+
+static const cmd_exec_cb cmd_handlers[CMD_ID_COUNT] = {
+	[CMD_ID_HELP] = cmd_help_exec,
+	[CMD_ID_INFO_SESSIONS] = cmd_info_sessions_exec,
+	[CMD_ID_INFO_TRACE] = cmd_info_trace_exec,
+	[CMD_ID_INFO_TRACE_EVENTS] = cmd_info_trace_events_exec,
+	[CMD_ID_TRACE_EVENT] = cmd_trace_event_exec,
+	[CMD_ID_TRACE_FILE] = cmd_trace_file_exec,
+};
+
+/*
+ * Run the command line argv[0..argc) for a peer with uid/gid.  Returns
+ * an enum traced_ctl_status; the reply says the rest.
+ */
+int
+cmd_exec(struct reply *r, int argc, char **argv, uid_t uid, gid_t gid)
+{
+	const struct command_def *d;
+	char err[512];
+	int consumed;
+
+	d = command_lookup(argc, argv, &consumed, err, sizeof(err));
+	if (d == NULL) {
+		reply_error(r, "%s", err);
+		return TRACED_CTL_USAGE;
+	}
+	if (command_check_args(d, argc - consumed, err, sizeof(err)) == -1) {
+		reply_error(r, "%s", err);
+		return TRACED_CTL_USAGE;
+	}
+	if ((d->flags & CMD_F_PRIVILEGED) && uid != 0 && uid != td->uid &&
+	    gid != td->gid) {
+		reply_error(r, "'%s' changes the daemon's state: it needs "
+		    "root, uid %u or group %u (you are uid %u)", d->name,
+		    (unsigned)td->uid, (unsigned)td->gid, (unsigned)uid);
+		return TRACED_CTL_DENIED;
+	}
+	if (cmd_handlers[d->id] == NULL) {
+		reply_error(r, "'%s' is not available in this daemon", d->name);
+		return TRACED_CTL_ERROR;
+	}
+	return cmd_handlers[d->id](r, argc - consumed, argv + consumed);
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * traced's program header: the daemon's objects and, grouped by file,
+ * the functions each file offers.  Daemon-internal.
+ *
+ * Threads: everything here belongs to the libevent loop thread except
+ * what writeout.c says its workers may touch (a ring's drain fields
+ * while the ring is queued, and the job in hand).
+ */
+#ifndef TRACED_DAEMON_TRACED_H
+#define TRACED_DAEMON_TRACED_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "ring.h"
+#include "tevents.h"
+#include "wire.h"
+
+struct event;
+struct event_base;
+struct reply;
+
+#define DRAIN_CHUNK	(1u << 20)	/* largest packet payload */
+
+/* One registered provider of a session. */
+struct sprov {
+	uint32_t	 index;
+	uint32_t	 id_base;
+	uint32_t	 nevents;
+	char		 name[TRACED_NAME_MAX];
+	struct tevents_file tf;		/* owned: the parsed description */
+	uint8_t		*state;		/* our RW mapping of the state page */
+	size_t		 state_size;
+	int		 state_fd;
+};
+
+/*
+ * The event layouts of a session, indexed by id - TRACED_EVENT_ID_BASE.
+ * Immutable once built; a new provider makes a new table.  Jobs hold a
+ * reference (counted on the loop thread only) while a worker reads it.
+ */
+struct evtab {
+	unsigned	 refs;
+	uint32_t	 nids;
+	const struct tevents_event **ev;	/* borrowed from sprov.tf */
+};
+
+struct session;
+
+/* One thread's ring, as the daemon sees it. */
+struct sring {
+	TAILQ_ENTRY(sring) entry;
+	struct session	*s;
+	uint32_t	 index;
+	pid_t		 tid;
+	uint32_t	 order;
+	struct traced_ring_hdr *hdr;	/* our mapping */
+	uint8_t		*data;		/* first copy of the data area */
+	size_t		 map_len;
+
+	/* Drain state: the worker's while queued, the loop's otherwise. */
+	uint64_t	 tail;		/* ours; published to hdr->tail */
+	int		 stream_fd;
+	off_t		 stream_size;	/* bytes of whole packets */
+	uint64_t	 seq;		/* next packet_seq_num */
+	uint64_t	 discarded;	/* running events_discarded */
+	uint64_t	 last_ts;
+	char		*stream_path;
+
+	/* Loop thread only. */
+	int		 queued;	/* a job is out */
+	int		 again;		/* drain again when it comes back */
+	int		 sync_again;	/* ... and fdatasync */
+	int		 reopen;	/* new stream file at next drain */
+	int		 finished;	/* thread exited, drained, closed */
+	int		 quarantined;	/* failed validation: not drained */
+	uint64_t	 gen_done;	/* flush generation drained+synced */
+	uint64_t	 events;
+	uint64_t	 bytes;
+	uint64_t	 lost[TRACED_DROP_NCAUSES];
+	int		 write_errno;	/* last write error, 0 if none */
+};
+
+TAILQ_HEAD(sring_list, sring);
+
+struct session {
+	TAILQ_ENTRY(session) entry;
+	uint32_t	 id;
+	pid_t		 pid;
+	uid_t		 uid;
+	gid_t		 gid;
+	char		 comm[TRACED_COMM_MAX];
+	char		 exe[256];
+	int		 fd;		/* client socket, -1 once closed */
+	struct event	*ev;
+	int		 welcomed;
+	int		 closing;	/* EOF: drain everything, then free */
+	uint8_t		 uuid[16];
+	char		*dir;		/* its CTF directory */
+	struct sprov	**provs;
+	uint32_t	 nprovs;
+	uint32_t	 next_id;	/* expected id_base of the next one */
+	struct evtab	*evtab;
+	struct sring_list rings;
+	uint32_t	 nrings;
+	uint64_t	 started;	/* ns, CLOCK_REALTIME */
+	uint64_t	 lost_disconnected;
+};
+
+TAILQ_HEAD(session_list, session);
+
+struct rule {
+	char		*pattern;
+	int		 on;
+};
+
+struct config {
+	char		*runtime_dir;
+	char		*trace_dir;
+	char		*state_dir;
+	uint32_t	 ring_order;
+	unsigned	 workers;
+	unsigned	 drain_ms;
+	int		 foreground;
+	int		 user;		/* a per-user daemon, not the system's */
+};
+
+struct traced {
+	struct event_base *base;
+	struct config	 cfg;
+	int		 client_fd;
+	int		 control_fd;
+	struct event	*ev_client;
+	struct event	*ev_control;
+	struct event	*ev_timer;
+	struct session_list sessions;
+	uint32_t	 next_session;
+	struct rule	*rules;
+	size_t		 nrules;
+	int		 paused;
+	int		 stopping;
+	uint64_t	 flush_gen;
+	struct writeout	*wo;
+	/* The clock described in every session's metadata. */
+	uint8_t		 clock_uuid[16];
+	uint64_t	 clock_freq;
+	int64_t		 clock_offset_s;
+	uint64_t	 clock_offset;
+	const char	*clock_name;
+	char		 hostname[256];
+	uid_t		 uid;
+	gid_t		 gid;
+};
+
+extern struct traced *td;
+
+/* log.c */
+void	log_init(int foreground);
+void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	log_debug(const char *, ...) __attribute__((format(printf, 1, 2)));
+void	fatal(const char *, ...)
+	    __attribute__((format(printf, 1, 2), noreturn));
+void	fatalx(const char *, ...)
+	    __attribute__((format(printf, 1, 2), noreturn));
+extern int log_verbose;
+
+/* client.c */
+int	client_listen(int fd);
+void	session_close(struct session *s);
+void	session_check_done(struct session *s);
+int	session_rotate(struct session *s);
+void	session_update_state(struct session *s);
+struct sring *session_ring(struct session *s, uint32_t index);
+void	sring_close_stream(struct sring *r);
+int	sring_open_stream(struct sring *r);
+
+/* state.c */
+int	state_event_on(const char *provider, const struct tevents_event *ev);
+int	state_rule_add(const char *pattern, int on);
+int	state_rules_load(void);
+void	state_apply_all(void);
+int	state_glob_match(const char *pattern, const char *name);
+
+/* writeout.c */
+struct writeout;
+struct writeout *writeout_new(struct event_base *base, unsigned nworkers);
+void	writeout_free(struct writeout *wo);
+void	writeout_submit(struct sring *r, int sync);
+void	writeout_drain_all(int sync);
+int	writeout_idle(void);
+unsigned writeout_nworkers(void);
+void	evtab_put(struct evtab *t);
+struct evtab *evtab_get(struct evtab *t);
+
+/* control.c */
+int	control_listen(int fd);
+void	control_flush_check(void);
+void	control_close_all(void);
+
+/* cmd.c */
+struct reply;
+int	cmd_exec(struct reply *r, int argc, char **argv, uid_t uid,
+	    gid_t gid);
+void	reply_line(struct reply *r, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+int	reply_json(const struct reply *r);
+int	reply_failed(const struct reply *r);
+void	reply_error(struct reply *r, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	reply_message(struct reply *r, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	reply_end(struct reply *r);
+void	reply_wait_flush(struct reply *r, uint64_t gen);
+const char *json_str(char *buf, size_t size, const char *s);
+
+/* main.c */
+uint64_t now_ns(int clock);
+int	mkdir_p(const char *path, mode_t mode);
+
+#endif /* TRACED_DAEMON_TRACED_H */
