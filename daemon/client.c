@@ -591,6 +591,46 @@ session_free(struct session *s)
 	free(s);
 }
 
+/* Keep a summary of an ended session for info trace. */
+static void
+session_remember(const struct session *s)
+{
+	const struct sring *r;
+	struct ended *e;
+	uint32_t n = 0;
+
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return;
+	e->threads = calloc(s->nrings ? s->nrings : 1, sizeof(*e->threads));
+	if (e->threads == NULL) {
+		free(e);
+		return;
+	}
+	e->id = s->id;
+	e->pid = s->pid;
+	e->uid = s->uid;
+	memcpy(e->comm, s->comm, sizeof(e->comm));
+	e->dir = s->dir != NULL ? strdup(s->dir) : NULL;
+	e->lost_disconnected = s->lost_disconnected;
+	TAILQ_FOREACH(r, &s->rings, entry) {
+		e->threads[n].tid = r->tid;
+		e->threads[n].events = r->events;
+		memcpy(e->threads[n].lost, r->lost, sizeof(r->lost));
+		n++;
+	}
+	e->nthreads = n;
+	TAILQ_INSERT_TAIL(&td->ended, e, entry);
+	if (++td->nended > ENDED_KEEP) {
+		e = TAILQ_FIRST(&td->ended);
+		TAILQ_REMOVE(&td->ended, e, entry);
+		td->nended--;
+		free(e->dir);
+		free(e->threads);
+		free(e);
+	}
+}
+
 /*
  * Free a closing session once no job is out for any of its rings.
  */
@@ -614,6 +654,7 @@ session_check_done(struct session *s)
 		    s->id, (int)r->tid, (unsigned long long)r->events,
 		    (unsigned long long)lost);
 	}
+	session_remember(s);
 	log_info("session %u: %s[%d] ended", s->id, s->comm, (int)s->pid);
 	TAILQ_REMOVE(&td->sessions, s, entry);
 	session_free(s);

@@ -307,6 +307,29 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 	return TRACED_CTL_OK;
 }
 
+/*
+ * Losses by cause into buf: "ring_full 3, nested 1" for people (causes
+ * with none left out), "\"ring_full\":3,..." for JSON.  Returns the total.
+ */
+static uint64_t
+format_causes(char *buf, size_t size, const uint64_t *lost, int json)
+{
+	uint64_t total = 0;
+	size_t o = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < TRACED_DROP_NCAUSES; i++) {
+		total += lost[i];
+		if ((lost[i] == 0 && !json) || o >= size)
+			continue;
+		o += (size_t)snprintf(buf + o, size - o,
+		    json ? "%s\"%s\":%" PRIu64 : "%s%s %" PRIu64,
+		    o ? (json ? "," : ", ") : "", cause_names[i], lost[i]);
+	}
+	return total;
+}
+
 static void
 info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 {
@@ -314,23 +337,10 @@ info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 	uint64_t head = __atomic_load_n(&rg->hdr->head, __ATOMIC_RELAXED);
 	uint64_t fill = head >= rg->tail && head - rg->tail <= size ?
 	    (head - rg->tail) * 100 / size : 0;
-	uint64_t lost = 0;
 	char causes[256], j1[PATH_MAX + 16];
-	size_t o = 0;
-	int i;
+	uint64_t lost;
 
-	causes[0] = '\0';
-	for (i = 0; i < TRACED_DROP_NCAUSES; i++) {
-		lost += rg->lost[i];
-		if (rg->lost[i] == 0 && !reply_json(r))
-			continue;
-		o += (size_t)snprintf(causes + o, sizeof(causes) - o,
-		    reply_json(r) ? "%s\"%s\":%" PRIu64 : "%s%s %" PRIu64,
-		    o ? (reply_json(r) ? "," : ", ") : "", cause_names[i],
-		    rg->lost[i]);
-		if (o >= sizeof(causes))
-			break;
-	}
+	lost = format_causes(causes, sizeof(causes), rg->lost, reply_json(r));
 	if (reply_json(r)) {
 		reply_line(r, "{\"type\":\"ring\",\"session\":%u,\"tid\":%d,"
 		    "\"size\":%" PRIu64 ",\"fill_percent\":%" PRIu64 ","
@@ -355,6 +365,50 @@ info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 	if (rg->write_errno)
 		reply_line(r, "      cannot write %s: %s", rg->stream_path ?
 		    rg->stream_path : "(no file)", strerror(rg->write_errno));
+}
+
+/* The sessions that ended lately, with their final counts. */
+static void
+info_ended(struct reply *r)
+{
+	const struct ended *e;
+	char causes[256], j1[64], j2[PATH_MAX + 16];
+	uint64_t lost;
+	uint32_t i;
+
+	if (!reply_json(r) && !TAILQ_EMPTY(&td->ended))
+		reply_line(r, "ended sessions (the last %d):", ENDED_KEEP);
+	TAILQ_FOREACH(e, &td->ended, entry) {
+		if (reply_json(r))
+			reply_line(r, "{\"type\":\"ended_session\",\"session\":%u,"
+			    "\"pid\":%d,\"uid\":%u,\"comm\":%s,\"dir\":%s,"
+			    "\"lost_before_connect\":%" PRIu64 "}", e->id,
+			    (int)e->pid, (unsigned)e->uid,
+			    json_str(j1, sizeof(j1), e->comm),
+			    json_str(j2, sizeof(j2), e->dir ? e->dir : ""),
+			    e->lost_disconnected);
+		else
+			reply_line(r, "  session %u: %s[%d] uid %u, ended; %s",
+			    e->id, e->comm, (int)e->pid, (unsigned)e->uid,
+			    e->dir ? e->dir : "-");
+		for (i = 0; i < e->nthreads; i++) {
+			const struct ended_thread *t = &e->threads[i];
+
+			lost = format_causes(causes, sizeof(causes), t->lost,
+			    reply_json(r));
+			if (reply_json(r))
+				reply_line(r, "{\"type\":\"ended_ring\","
+				    "\"session\":%u,\"tid\":%d,\"events\":%"
+				    PRIu64 ",\"lost\":%" PRIu64 ","
+				    "\"lost_by_cause\":{%s}}", e->id,
+				    (int)t->tid, t->events, lost, causes);
+			else
+				reply_line(r, "    thread %-7d events %" PRIu64
+				    "  lost %" PRIu64 "%s%s%s", (int)t->tid,
+				    t->events, lost, lost ? " (" : "", causes,
+				    lost ? ")" : "");
+		}
+	}
 }
 
 static int
@@ -419,6 +473,7 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 		TAILQ_FOREACH(rg, &s->rings, entry)
 			info_ring(r, s, rg);
 	}
+	info_ended(r);
 	return TRACED_CTL_OK;
 }
 

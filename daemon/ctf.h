@@ -20,7 +20,9 @@
  * Integers are declared with natural alignment (align = size), strings
  * byte aligned; the event header struct is therefore 64-bit aligned and
  * readers skip the 4 bytes after id (where the ring keeps the record
- * size) and the padding after strings by themselves.
+ * size) and the padding after strings by themselves, except after the
+ * last event of a packet, which content_size must leave out (see
+ * ctf_packet_header()).
  */
 #ifndef TRACED_DAEMON_CTF_H
 #define TRACED_DAEMON_CTF_H
@@ -31,6 +33,7 @@
 struct tevents_event;
 
 #define CTF_PACKET_HDR_SIZE	88u
+#define CTF_PACKET_CONTEXT_END	84u	/* where header + context end */
 #define CTF_MAGIC		0xC1FC1FC1u
 
 /* What the metadata says about the trace and its clock. */
@@ -57,12 +60,17 @@ struct ctf_event_class {
 /*
  * Write the whole metadata text of a session into a malloc'ed string
  * (*out, NUL-terminated; the caller frees it) and return its length, or
- * -1 on allocation failure.  Declares the built-in event
- * "traced:lost" (id TRACED_EVENT_LOST, fields count, ring_full, nested,
- * disconnected, paused: uint64) and then each class in 'classes'.
- * Event and field names that are not CTF identifiers are rewritten
- * (invalid characters to '_', a leading digit or a TSDL keyword gets a
- * leading '_').
+ * -1 on allocation failure (errno ENOMEM) or a malformed class (no
+ * 'ev', more than TEVENTS_ARGS_MAX arguments, an unknown class: EINVAL).
+ * Declares the built-in event "traced:lost" (id TRACED_EVENT_LOST,
+ * fields count, ring_full, nested, disconnected, paused: uint64) and
+ * then each class in 'classes'.  Field names that are not CTF
+ * identifiers are rewritten (invalid characters to '_', a leading
+ * digit, a TSDL keyword or one of our type names gets a leading '_';
+ * babeltrace2 shows the name without that '_'), and a name that would
+ * show like an earlier one of the same event gets "_<n>" appended.
+ * Event names and the other strings are quoted with escapes, not
+ * rewritten.
  */
 long	ctf_metadata(const struct ctf_trace_info *info,
 	    const struct ctf_event_class *classes, size_t nclasses, char **out);
@@ -73,16 +81,23 @@ struct ctf_packet {
 	uint64_t	 stream_instance_id;
 	uint64_t	 ts_begin;
 	uint64_t	 ts_end;
-	uint64_t	 content_bytes;	/* header + events */
+	uint64_t	 content_bytes;	/* header + events, as written */
 	uint64_t	 seq;
 	uint64_t	 events_discarded; /* running total */
 	uint32_t	 tid;
+	uint32_t	 tail_pad;	/* bytes of content_bytes after the last
+					   field of the last event, 0..7 */
 };
 
 /*
  * Encode the header and context of a packet into buf, exactly
- * CTF_PACKET_HDR_SIZE bytes, little-endian.  content_size and
- * packet_size are both content_bytes * 8.
+ * CTF_PACKET_HDR_SIZE bytes, little-endian.  packet_size is
+ * content_bytes * 8; content_size ends where the last field of the last
+ * event ends, (content_bytes - tail_pad) * 8, or right after the packet
+ * context (84 bytes) when the packet has no event.  babeltrace2 2.0.4
+ * starts reading an event header wherever content is left, before it
+ * aligns: counting the record padding as content makes it read the next
+ * packet's magic as an event id and stop reading the stream.
  */
 void	ctf_packet_header(uint8_t buf[CTF_PACKET_HDR_SIZE],
 	    const struct ctf_packet *p);

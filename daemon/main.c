@@ -449,6 +449,7 @@ main(int argc, char *argv[])
 	td->gid = getegid();
 	td->next_session = 1;
 	TAILQ_INIT(&td->sessions);
+	TAILQ_INIT(&td->ended);
 	if (gethostname(td->hostname, sizeof(td->hostname) - 1) == -1)
 		snprintf(td->hostname, sizeof(td->hostname), "localhost");
 	umask(027);

@@ -115,6 +115,28 @@ struct session {
 
 TAILQ_HEAD(session_list, session);
 
+/* What is kept of an ended session for info trace (the last few). */
+struct ended_thread {
+	pid_t		 tid;
+	uint64_t	 events;
+	uint64_t	 lost[TRACED_DROP_NCAUSES];
+};
+
+struct ended {
+	TAILQ_ENTRY(ended) entry;
+	uint32_t	 id;
+	pid_t		 pid;
+	uid_t		 uid;
+	char		 comm[TRACED_COMM_MAX];
+	char		*dir;
+	uint64_t	 lost_disconnected;
+	uint32_t	 nthreads;
+	struct ended_thread *threads;
+};
+
+TAILQ_HEAD(ended_list, ended);
+#define ENDED_KEEP	32
+
 struct rule {
 	char		*pattern;
 	int		 on;
@@ -140,6 +162,8 @@ struct traced {
 	struct event	*ev_control;
 	struct event	*ev_timer;
 	struct session_list sessions;
+	struct ended_list ended;	/* newest last, at most ENDED_KEEP */
+	unsigned	 nended;
 	uint32_t	 next_session;
 	struct rule	*rules;
 	size_t		 nrules;

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Test helper: emits events with known values so that tests can check
+ * what comes out of the other end.
+ *
+ *   emit [-t THREADS] [-n COUNT] [-i INTERVAL_US] [-s STOPFILE] [-T SECONDS]
+ *
+ * Each thread w (0-based) emits, for seq = 0, 1, ...:
+ *   test_mixed(seq, w, (void *)(0x1000 * (w + 1) + seq), seq % 2,
+ *       "w<w>-s<seq>")
+ *   test_ints(-seq % 128, -1000, -100000, -seq, 4000000000, seq * 3)
+ *   test_tick(seq), test_marker(seq)  (markers only with -i: see below)
+ *   test_turned_off(seq), test_off_by_default(seq)
+ * With -n it stops after COUNT; with -s it stops when STOPFILE exists,
+ * with -T after SECONDS.  It prints "emitted N" (events per thread, per
+ * kind) on stdout and exits 0.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+static unsigned long count = 10;
+static unsigned long interval_us;
+static const char *stopfile;
+static double max_seconds;
+static double t0;
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+should_stop(unsigned long seq)
+{
+	if (stopfile == NULL && max_seconds == 0)
+		return seq >= count;
+	if (stopfile != NULL && seq % 16 == 0 && access(stopfile, F_OK) == 0)
+		return 1;
+	if (max_seconds > 0 && now() - t0 > max_seconds)
+		return 1;
+	return 0;
+}
+
+static void *
+worker(void *arg)
+{
+	int w = (int)(long)arg;
+	unsigned long seq;
+	char str[64];
+
+	for (seq = 0; !should_stop(seq); seq++) {
+		snprintf(str, sizeof(str), "w%d-s%lu", w, seq);
+		trace_test_mixed(seq, w, (void *)(0x1000 * (w + 1) + seq),
+		    seq % 2, str);
+		trace_test_ints((int8_t)-(long)(seq % 128), -1000, -100000,
+		    -(int64_t)seq, 4000000000u, seq * 3);
+		trace_test_tick(seq);
+		trace_test_marker(seq);
+		trace_test_turned_off(seq);
+		trace_test_off_by_default(seq);
+		if (interval_us)
+			usleep((useconds_t)interval_us);
+	}
+	return (void *)seq;
+}
+
+int
+main(int argc, char *argv[])
+{
+	pthread_t t[64];
+	int nthreads = 1, ch, i;
+	unsigned long total = 0;
+	void *ret;
+
+	while ((ch = getopt(argc, argv, "t:n:i:s:T:")) != -1) {
+		switch (ch) {
+		case 't': nthreads = atoi(optarg); break;
+		case 'n': count = strtoul(optarg, NULL, 10); break;
+		case 'i': interval_us = strtoul(optarg, NULL, 10); break;
+		case 's': stopfile = optarg; break;
+		case 'T': max_seconds = atof(optarg); break;
+		default:
+			fprintf(stderr, "usage: emit [-t THREADS] [-n COUNT] "
+			    "[-i US] [-s STOPFILE] [-T SECONDS]\n");
+			return 2;
+		}
+	}
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	t0 = now();
+	for (i = 0; i < nthreads; i++)
+		pthread_create(&t[i], NULL, worker, (void *)(long)i);
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(t[i], &ret);
+		total += (unsigned long)ret;
+	}
+	printf("emitted %lu\n", total);
+	return 0;
+}
