@@ -11,7 +11,11 @@
 VERSION		:= 0.1.0
 SOVERSION	:= 1
 
+ifeq ($(SANITIZE),1)
+O		?= build-asan
+else
 O		?= build
+endif
 PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
 SBINDIR		?= $(PREFIX)/sbin

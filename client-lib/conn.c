@@ -102,7 +102,7 @@ conn_connect(void)
 }
 
 static int
-conn_send(int sock, const void *msg, size_t len, int fd)
+conn_send(int sock, const void *msg, size_t len, int fd, int flags)
 {
 	union {
 		struct cmsghdr	hdr;
@@ -124,7 +124,7 @@ conn_send(int sock, const void *msg, size_t len, int fd)
 		memcpy(CMSG_DATA(&cm.hdr), &fd, sizeof(int));
 	}
 	for (;;) {
-		if (sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len)
+		if (sendmsg(sock, &mh, MSG_NOSIGNAL | flags) == (ssize_t)len)
 			return 0;
 		if (errno != EINTR)
 			break;
@@ -165,7 +165,7 @@ conn_send_hello(int sock)
 	lost = __atomic_exchange_n(&lib.lost_disconnected, 0,
 	    __ATOMIC_RELAXED);
 	m.lost_disconnected = lost;
-	return conn_send(sock, &m, sizeof(m), -1);
+	return conn_send(sock, &m, sizeof(m), -1, 0);
 }
 
 /* Send a provider's description in a sealed memfd.  Locked. */
@@ -194,7 +194,7 @@ conn_send_provider(int sock, struct lprov *lp)
 	m.nevents = p->nevents;
 	m.desc_size = p->desc_len;
 	snprintf(m.name, sizeof(m.name), "%s", p->name);
-	rc = conn_send(sock, &m, sizeof(m), fd);
+	rc = conn_send(sock, &m, sizeof(m), fd, 0);
 	close(fd);
 	if (rc == 0)
 		lp->sent = 1;
@@ -202,7 +202,7 @@ conn_send_provider(int sock, struct lprov *lp)
 }
 
 static int
-conn_send_ring(int sock, struct lring *r)
+conn_send_ring(int sock, struct lring *r, int flags)
 {
 	struct traced_msg_ring m;
 
@@ -211,7 +211,7 @@ conn_send_ring(int sock, struct lring *r)
 	m.index = r->index;
 	m.tid = (uint32_t)r->tid;
 	m.order = r->order;
-	if (conn_send(sock, &m, sizeof(m), r->fd) == -1)
+	if (conn_send(sock, &m, sizeof(m), r->fd, flags) == -1)
 		return -1;
 	r->sent = 1;
 	return 0;
@@ -225,7 +225,7 @@ conn_send_notify(int sock, uint32_t index)
 	memset(&m, 0, sizeof(m));
 	wire_hdr_init(&m.hdr, TRACED_MSG_NOTIFY, sizeof(m));
 	m.index = index;
-	return conn_send(sock, &m, sizeof(m), -1);
+	return conn_send(sock, &m, sizeof(m), -1, 0);
 }
 
 /*
@@ -290,10 +290,11 @@ conn_down(int *sock)
 	struct lprov *lp;
 	struct lring *r;
 
+	pthread_mutex_lock(&lib.lock);
+	lib.sock = -1;
 	if (*sock != -1)
 		close(*sock);
 	*sock = -1;
-	pthread_mutex_lock(&lib.lock);
 	if (lib.state == CONN_UP)
 		DEBUG("daemon went away");
 	for (lp = lib.providers; lp != NULL; lp = lp->next) {
@@ -338,7 +339,7 @@ conn_flush_pending(int sock)
 		if (!lp->sent)
 			rc = conn_send_provider(sock, lp);
 	for (rp = &lib.rings; (r = *rp) != NULL && rc == 0; ) {
-		if (!r->sent && (rc = conn_send_ring(sock, r)) == -1)
+		if (!r->sent && (rc = conn_send_ring(sock, r, 0)) == -1)
 			break;
 		if (__atomic_exchange_n(&r->notify, 0, __ATOMIC_ACQUIRE))
 			rc = conn_send_notify(sock, r->index);
@@ -441,6 +442,11 @@ conn_main(void *arg)
 	for (;;) {
 		if (sock == -1) {
 			sock = conn_connect();
+			if (sock != -1) {
+				pthread_mutex_lock(&lib.lock);
+				lib.sock = sock;
+				pthread_mutex_unlock(&lib.lock);
+			}
 			if (sock == -1 || conn_send_hello(sock) == -1 ||
 			    conn_flush_pending(sock) == -1) {
 				conn_down(&sock);
@@ -531,4 +537,18 @@ conn_atfork_child(void)
 		conn_unmap_state(lp);
 	}
 	/* The thread starts again with the child's first ring. */
+}
+
+/*
+ * A thread created its ring: tell the daemon now, from that thread, so
+ * that its events are drained even if the process exits (or crashes)
+ * before the connection thread runs.  Once per thread; never waits: if
+ * the socket is full the connection thread sends it instead.  Locked,
+ * which keeps lib.sock open while we use it.
+ */
+void
+conn_ring_created_locked(struct lring *r)
+{
+	if (lib.state == CONN_UP && lib.sock != -1)
+		(void)conn_send_ring(lib.sock, r, MSG_DONTWAIT);
 }

@@ -93,6 +93,7 @@ void	ring_atfork_child(void) TRACED_HIDDEN;
 
 /* conn.c */
 int	conn_start_locked(void) TRACED_HIDDEN;
+void	conn_ring_created_locked(struct lring *r) TRACED_HIDDEN;
 void	conn_atfork_child(void) TRACED_HIDDEN;
 
 /* debug.c */

@@ -160,6 +160,7 @@ ring_create(struct traced_thread *t)
 	r->next = lib.rings;
 	lib.rings = r;
 	(void)conn_start_locked();	/* after fork(), in the child */
+	conn_ring_created_locked(r);
 	pthread_mutex_unlock(&lib.lock);
 	(void)pthread_setspecific(ring_key, r);
 

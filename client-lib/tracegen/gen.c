@@ -328,6 +328,7 @@ gen_header(FILE *out, const struct tevents_file *f, const char *provider,
 	fputs("#include <stdbool.h>\n"
 	    "#include <stdint.h>\n"
 	    "#include <inttypes.h>\n"
+	    "#include <sys/types.h>\n"
 	    "#include <traced.h>\n"
 	    "#ifdef __cplusplus\n"
 	    "extern \"C\" {\n"
