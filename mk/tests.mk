@@ -45,7 +45,7 @@ check-unit: $(UNIT_TESTS)
 	done; exit $$fail
 
 check-integration: all $(HELPERS)
-	$(Q)O=$(abspath $(O)) sh tests/run-integration.sh $(INTEG_TESTS)
+	$(Q)O=$(abspath $(O)) SANITIZE=$(SANITIZE) sh tests/run-integration.sh $(INTEG_TESTS)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -58,10 +58,13 @@ main(void)
 }
 APP
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
+# Under SANITIZE=1 the installed library needs the sanitizer runtime too.
+san=
+[ "${SANITIZE:-}" = 1 ] && san="-fsanitize=address,undefined"
 (cd "$T/app" &&
 	"$P/bin/tracegen" --header trace-events > trace.h &&
 	"$P/bin/tracegen" --source trace-events > trace.c &&
-	cc -std=gnu11 -Wall -Wextra -Werror -O2 -o app app.c trace.c \
+	cc -std=gnu11 -Wall -Wextra -Werror -O2 $san -o app app.c trace.c \
 		$(pkg-config --cflags --libs libtraced) -pthread \
 		-Wl,-rpath,"$P/lib") || fail "building the app with pkg-config"
 ok "built an outside program with pkg-config"

@@ -12,12 +12,21 @@ TRACES="$T/traces"
 DAEMON_PID=
 
 cleanup() {
+	rc=$?
 	if [ -n "$DAEMON_PID" ]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
-		wait "$DAEMON_PID" 2>/dev/null || true
+		wait "$DAEMON_PID" 2>/dev/null || rc=1
 	fi
 	for p in $(jobs -p); do kill "$p" 2>/dev/null || true; done
+	# A sanitizer report from the daemon fails the test, whatever it said.
+	if [ -f "$T/traced.log" ] &&
+	    grep -q "Sanitizer\|runtime error" "$T/traced.log"; then
+		echo "FAIL: sanitizer report in the daemon's log:" >&2
+		grep -A 30 "Sanitizer\|runtime error" "$T/traced.log" | head -60 >&2
+		rc=1
+	fi
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
+	exit $rc
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
