@@ -56,7 +56,14 @@
 #ifndef TRACED_PROTO_RING_H
 #define TRACED_PROTO_RING_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+#define TRACED_STATIC_ASSERT(c, m)	static_assert(c, m)
+#else
+#define TRACED_STATIC_ASSERT(c, m)	_Static_assert(c, m)
+#endif
 
 #define TRACED_RING_MAGIC	0x52444354u	/* "TCDR" */
 #define TRACED_RING_VERSION	1
@@ -108,25 +115,31 @@ struct traced_ring_hdr {
 
 	/* Producer: next free byte.  Store-release after the record's
 	 * bytes; pairs with the daemon's load-acquire in writeout.c. */
-	_Alignas(128) uint64_t head;
+	uint64_t head __attribute__((aligned(128)));
 
 	/* Producer: running totals of events lost, per cause (relaxed;
 	 * published by the next head store-release). */
-	_Alignas(128) uint64_t dropped[TRACED_DROP_PRODUCER_NCAUSES];
+	uint64_t dropped[TRACED_DROP_PRODUCER_NCAUSES]
+	    __attribute__((aligned(128)));
 	uint32_t	flags;		/* TRACED_RING_*, store-release */
 
 	/* Daemon: next byte to read.  Store-release after the span was
 	 * written out; pairs with the producer's load-acquire when its
 	 * cached tail says the ring is full. */
-	_Alignas(128) uint64_t tail;
+	uint64_t tail __attribute__((aligned(128)));
 
 	/* Daemon arms (1) once it drained; the producer clears it (0) when
 	 * it asks for a drain, so it asks at most once per drain cycle. */
-	_Alignas(128) uint32_t wakeup;
+	uint32_t wakeup __attribute__((aligned(128)));
 };
 
-_Static_assert(sizeof(struct traced_ring_hdr) <= TRACED_RING_HDR_SIZE,
+TRACED_STATIC_ASSERT(sizeof(struct traced_ring_hdr) <= TRACED_RING_HDR_SIZE,
     "ring header must fit its page");
+TRACED_STATIC_ASSERT(offsetof(struct traced_ring_hdr, head) == 128 &&
+    offsetof(struct traced_ring_hdr, dropped) == 256 &&
+    offsetof(struct traced_ring_hdr, tail) == 384 &&
+    offsetof(struct traced_ring_hdr, wakeup) == 512,
+    "ring header layout is ABI: each counter on its own cache lines");
 
 /*
  * Every record starts with this.  'size' is the whole record in bytes,
@@ -139,7 +152,7 @@ struct traced_rec_hdr {
 	uint64_t	ts;		/* clock ticks, see traced_clock */
 };
 
-_Static_assert(sizeof(struct traced_rec_hdr) == TRACED_REC_HDR_SIZE,
+TRACED_STATIC_ASSERT(sizeof(struct traced_rec_hdr) == TRACED_REC_HDR_SIZE,
     "record header layout is ABI");
 
 /*

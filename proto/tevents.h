@@ -26,6 +26,7 @@
 #define TEVENTS_NAME_MAX	127	/* event and argument names */
 #define TEVENTS_TYPE_MAX	127
 #define TEVENTS_FMT_MAX		1023
+#define TEVENTS_EVENTS_MAX	65536u	/* events in one text */
 
 /* How an argument is stored in a record and described in CTF. */
 enum tevents_class {

@@ -41,6 +41,7 @@ gen_is_word(unsigned char c)
 	    (c >= '0' && c <= '9') || c == '_';
 }
 
+/* Is name a C identifier of at most GEN_PROVIDER_MAX bytes?  1 or 0. */
 int
 gen_provider_valid(const char *name)
 {
@@ -55,6 +56,10 @@ gen_provider_valid(const char *name)
 	return 1;
 }
 
+/*
+ * The default provider name of path into buf (see gen.h); 0, or -1 if
+ * buf is smaller than GEN_PROVIDER_MAX + 1 bytes.
+ */
 int
 gen_provider_from_path(const char *path, char *buf, size_t size)
 {
@@ -108,7 +113,11 @@ gen_provider_from_path(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-/* Write s, which is going into a comment, with no way out of it. */
+/*
+ * Write s, which is going into a comment, with no way out of it: comment
+ * delimiters are broken up (-Wcomment), and control characters and
+ * non-ASCII bytes become '?' (no -Wbidi-chars, whatever the encoding).
+ */
 static void
 gen_comment_text(FILE *out, const char *s, size_t n)
 {
@@ -117,10 +126,9 @@ gen_comment_text(FILE *out, const char *s, size_t n)
 
 	for (i = 0; i < n; i++) {
 		c = (unsigned char)s[i];
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
+		if ((c < 0x20 && c != '\t') || c >= 0x7f)
 			c = '?';
 		fputc(c, out);
-		/* Break up comment delimiters (-Wcomment). */
 		if (i + 1 < n && ((c == '*' && s[i + 1] == '/') ||
 		    (c == '/' && s[i + 1] == '*')))
 			fputc(' ', out);
@@ -313,6 +321,7 @@ gen_event(FILE *out, const struct tevents_event *ev, size_t idx,
 	return 0;
 }
 
+/* Write trace.h for f to out (see gen.h); 0, or -1 on a write error. */
 int
 gen_header(FILE *out, const struct tevents_file *f, const char *provider,
     const char *srcname)
@@ -389,6 +398,7 @@ gen_literal_lines(FILE *out, const char *s, size_t n)
 	}
 }
 
+/* Write trace.c for f to out (see gen.h); 0, or -1 on a write error. */
 int
 gen_source(FILE *out, const struct tevents_file *f, const char *provider,
     const char *srcname)
