@@ -109,15 +109,21 @@ ring_lost_pending(void)
 static int
 ring_create(struct traced_thread *t)
 {
-	uint32_t order = __atomic_load_n(&lib.ring_order, __ATOMIC_RELAXED);
-	size_t size = (size_t)traced_ring_size(order);
-	size_t file_len = TRACED_RING_HDR_SIZE + size;
-	size_t map_len = TRACED_RING_HDR_SIZE + 2 * size;
+	size_t size, file_len, map_len;
+	uint32_t order;
 	struct traced_ring_hdr *h;
 	struct lring *r;
 	uint8_t *base;
 	int fd;
 
+	/* A thread may trace before any provider registered. */
+	pthread_mutex_lock(&lib.lock);
+	lib_init_locked();
+	pthread_mutex_unlock(&lib.lock);
+	order = __atomic_load_n(&lib.ring_order, __ATOMIC_RELAXED);
+	size = (size_t)traced_ring_size(order);
+	file_len = TRACED_RING_HDR_SIZE + size;
+	map_len = TRACED_RING_HDR_SIZE + 2 * size;
 	if (lib.disabled)
 		return -1;
 	r = calloc(1, sizeof(*r));
@@ -232,7 +238,7 @@ traced_reserve_slow(uint32_t id, uint32_t size)
 	}
 	ring_size = t->mask + 1;
 	if (size < TRACED_REC_HDR_SIZE || size > TRACED_REC_MAX ||
-	    size > ring_size / 2) {
+	    size + TRACED_LOST_REC_SIZE > ring_size) {
 		ring_count_loss(t, TRACED_DROP_RING_FULL);
 		goto drop;
 	}
@@ -276,7 +282,8 @@ traced_wake_slow(void)
 	int saved_errno = errno;
 
 	tail = ring_load_tail(t);
-	if (t->head - tail <= ring_size)
+	/* A pending LOST record keeps limit at 0, forcing the slow path. */
+	if (t->head - tail <= ring_size && ring_lost_pending() == 0)
 		t->limit = tail + ring_size;
 	if (t->head - tail < ring_size / 2) {
 		t->wake_at = tail + ring_size / 2;

@@ -613,6 +613,8 @@ session_remember(const struct session *s)
 	memcpy(e->comm, s->comm, sizeof(e->comm));
 	e->dir = s->dir != NULL ? strdup(s->dir) : NULL;
 	e->lost_disconnected = s->lost_disconnected;
+	e->started = s->started;
+	e->ended_at = now_ns(CLOCK_REALTIME);
 	TAILQ_FOREACH(r, &s->rings, entry) {
 		e->threads[n].tid = r->tid;
 		e->threads[n].events = r->events;

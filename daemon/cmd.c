@@ -70,12 +70,18 @@ cmd_help_exec(struct reply *r, int argc, char **argv)
 			reply_error(r, "%s", err);
 			return TRACED_CTL_USAGE;
 		}
+		if (consumed != argc) {
+			reply_error(r, "usage: tracectl help [COMMAND]");
+			return TRACED_CTL_USAGE;
+		}
 		command_format_usage(d, usage, sizeof(usage));
 		if (reply_json(r))
-			reply_line(r, "{\"name\":%s,\"usage\":%s,\"help\":%s}",
+			reply_line(r, "{\"name\":%s,\"usage\":%s,\"help\":%s,"
+			    "\"changes_state\":%s}",
 			    json_str(j1, sizeof(j1), d->name),
 			    json_str(j2, sizeof(j2), usage),
-			    json_str(j3, sizeof(j3), d->help));
+			    json_str(j3, sizeof(j3), d->help),
+			    d->flags & CMD_F_PRIVILEGED ? "true" : "false");
 		else {
 			reply_line(r, "%s", usage);
 			reply_line(r, "  %s", d->help);
@@ -244,7 +250,7 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 
 	if (strcmp(argv[0], "flush") == 0) {
 		if (argc != 1) {
-			reply_error(r, "usage: trace-file flush");
+			reply_error(r, "usage: tracectl trace-file flush");
 			return TRACED_CTL_USAGE;
 		}
 		td->flush_gen++;
@@ -254,7 +260,7 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 	}
 	if (strcmp(argv[0], "set") == 0) {
 		if (argc != 2 || argv[1][0] == '\0') {
-			reply_error(r, "usage: trace-file set PATH");
+			reply_error(r, "usage: tracectl trace-file set PATH");
 			return TRACED_CTL_USAGE;
 		}
 		if (argv[1][0] != '/') {
@@ -289,7 +295,7 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 	}
 	on = command_parse_onoff(argv[0]);
 	if (on == -1 || argc != 1) {
-		reply_error(r, "usage: trace-file on|off|flush|set PATH");
+		reply_error(r, "usage: tracectl trace-file on|off|flush|set PATH");
 		return TRACED_CTL_USAGE;
 	}
 	if (td->paused == !on) {
@@ -478,26 +484,128 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 }
 
 static int
+parse_since(const char *s, uint64_t *out)
+{
+	struct tm tm;
+	char *end;
+	unsigned long long v;
+	time_t now = time(NULL), t;
+
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) != NULL &&
+	    *end == '\0')
+		goto local;
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(s, "%Y-%m-%d", &tm)) != NULL && *end == '\0')
+		goto local;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	switch (*end) {
+	case '\0':
+		t = (time_t)v;
+		break;
+	case 'm': t = now - (time_t)v * 60; end++; break;
+	case 'h': t = now - (time_t)v * 3600; end++; break;
+	case 'd': t = now - (time_t)v * 86400; end++; break;
+	default:
+		return -1;
+	}
+	if (*end != '\0')
+		return -1;
+	*out = (uint64_t)t * 1000000000u;
+	return 0;
+local:
+	tm.tm_isdst = -1;
+	t = mktime(&tm);
+	if (t == (time_t)-1)
+		return -1;
+	*out = (uint64_t)t * 1000000000u;
+	return 0;
+}
+
+static void
+session_line(struct reply *r, uint32_t id, pid_t pid, uid_t uid,
+    const char *comm, const char *dir, uint64_t started, uint64_t ended)
+{
+	char j1[64], j2[PATH_MAX + 16], when[32], until[32];
+	time_t t = (time_t)(started / 1000000000u);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (ended) {
+		t = (time_t)(ended / 1000000000u);
+		localtime_r(&t, &tm);
+		strftime(until, sizeof(until), "%H:%M:%S", &tm);
+	} else
+		snprintf(until, sizeof(until), "running");
+	if (reply_json(r))
+		reply_line(r, "{\"session\":%u,\"pid\":%d,\"uid\":%u,"
+		    "\"comm\":%s,\"dir\":%s,\"started_ns\":%" PRIu64 ","
+		    "\"ended_ns\":%" PRIu64 "}", id, (int)pid, (unsigned)uid,
+		    json_str(j1, sizeof(j1), comm),
+		    json_str(j2, sizeof(j2), dir ? dir : ""), started, ended);
+	else
+		reply_line(r, "%6u  %-16s pid %-7d uid %-6u %s - %-8s  %s", id,
+		    comm, (int)pid, (unsigned)uid, when, until,
+		    dir ? dir : "-");
+}
+
+static int
 cmd_info_sessions_exec(struct reply *r, int argc, char **argv)
 {
 	const struct session *s;
-	char j1[64], j2[PATH_MAX + 16];
+	const struct ended *e;
+	uint64_t since = 0;
+	const char *exe = NULL;
+	long pid = -1;
+	char *end;
+	int i;
 
-	(void)argc;
-	(void)argv;
-	TAILQ_FOREACH(s, &td->sessions, entry) {
-		if (reply_json(r))
-			reply_line(r, "{\"session\":%u,\"pid\":%d,\"uid\":%u,"
-			    "\"comm\":%s,\"dir\":%s}", s->id, (int)s->pid,
-			    (unsigned)s->uid, json_str(j1, sizeof(j1), s->comm),
-			    json_str(j2, sizeof(j2), s->dir ? s->dir : ""));
-		else
-			reply_line(r, "%6u  %-16s pid %-7d uid %-6u %s", s->id,
-			    s->comm, (int)s->pid, (unsigned)s->uid,
-			    s->dir ? s->dir : "-");
+	for (i = 0; i < argc; i += 2) {
+		if (i + 1 >= argc) {
+			reply_error(r, "%s needs a value", argv[i]);
+			return TRACED_CTL_USAGE;
+		}
+		if (strcmp(argv[i], "--since") == 0) {
+			if (parse_since(argv[i + 1], &since) == -1) {
+				reply_error(r, "--since: '%s' is not a time "
+				    "(YYYY-MM-DD, YYYY-MM-DDTHH:MM:SS, epoch "
+				    "seconds or an age like 30m, 2h, 7d)",
+				    argv[i + 1]);
+				return TRACED_CTL_USAGE;
+			}
+		} else if (strcmp(argv[i], "--pid") == 0) {
+			errno = 0;
+			pid = strtol(argv[i + 1], &end, 10);
+			if (errno || *end || pid <= 0) {
+				reply_error(r, "--pid: '%s' is not a "
+				    "process id", argv[i + 1]);
+				return TRACED_CTL_USAGE;
+			}
+		} else if (strcmp(argv[i], "--exe") == 0)
+			exe = argv[i + 1];
+		else {
+			reply_error(r, "unknown option '%s' (--since, "
+			    "--pid, --exe)", argv[i]);
+			return TRACED_CTL_USAGE;
+		}
 	}
-	reply_message(r, "sessions of this daemon run that are still "
-	    "connected");
+#define KEEP(p, c, st) ((pid < 0 || (p) == pid) && \
+	(exe == NULL || strcmp(exe, (c)) == 0) && (st) >= since)
+	TAILQ_FOREACH(e, &td->ended, entry)
+		if (KEEP(e->pid, e->comm, e->started))
+			session_line(r, e->id, e->pid, e->uid, e->comm, e->dir,
+			    e->started, e->ended_at);
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		if (KEEP(s->pid, s->comm, s->started))
+			session_line(r, s->id, s->pid, s->uid, s->comm, s->dir,
+			    s->started, 0);
+#undef KEEP
+	reply_message(r, "this daemon run's sessions (the last %d ended "
+	    "ones and those still connected)", ENDED_KEEP);
 	return TRACED_CTL_OK;
 }
 

@@ -290,6 +290,51 @@ clock_setup(void)
 	}
 }
 
+/*
+ * Go to the background once the sockets listen: the parent exits 0 only
+ * when the child is ready, so "traced && tracectl ..." needs no sleep.
+ * The log goes to <state-dir>/traced.log.
+ */
+static void
+daemonize(void)
+{
+	char path[PATH_MAX], ok;
+	int p[2], fd;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		fatal("pipe");
+	pid = fork();
+	if (pid == -1)
+		fatal("fork");
+	if (pid > 0) {
+		close(p[1]);
+		if (read(p[0], &ok, 1) != 1)
+			_exit(1);	/* the child said why in its log */
+		_exit(0);
+	}
+	close(p[0]);
+	if (setsid() == -1)
+		fatal("setsid");
+	snprintf(path, sizeof(path), "%s/traced.log", td->cfg.state_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (fd == -1)
+		fatal("%s", path);
+	fprintf(stderr, "traced: running in the background, logging to %s\n",
+	    path);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd != -1) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		close(fd);
+	}
+	ok = 1;
+	(void)!write(p[1], &ok, 1);
+	close(p[1]);
+}
+
 static void
 timer_cb(int fd, short what, void *arg)
 {
@@ -471,10 +516,16 @@ main(int argc, char *argv[])
 	if (td->base == NULL)
 		fatalx("libevent: no epoll backend");
 
+	/* Before any thread exists: fork() keeps only the caller. */
 	td->client_fd = listen_unix(td->cfg.runtime_dir, TRACED_CLIENT_SOCK,
 	    td->cfg.user ? 0600 : 0666);
 	td->control_fd = listen_unix(td->cfg.runtime_dir, TRACED_CONTROL_SOCK,
 	    td->cfg.user ? 0600 : 0660);
+	if (!td->cfg.foreground) {
+		daemonize();
+		if (event_reinit(td->base) == -1)
+			fatalx("libevent: cannot reinitialize after fork");
+	}
 	td->wo = writeout_new(td->base, td->cfg.workers);
 	if (client_listen(td->client_fd) == -1 ||
 	    control_listen(td->control_fd) == -1)

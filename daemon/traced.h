@@ -128,6 +128,8 @@ struct ended {
 	pid_t		 pid;
 	uid_t		 uid;
 	char		 comm[TRACED_COMM_MAX];
+	uint64_t	 started;	/* ns, CLOCK_REALTIME */
+	uint64_t	 ended_at;
 	char		*dir;
 	uint64_t	 lost_disconnected;
 	uint32_t	 nthreads;

@@ -22,6 +22,9 @@ install: all
 		s=$${m##*.}; $(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s; \
 		$(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
 	done
+	$(INSTALL) -d $(DESTDIR)$(DATADIR)/bash-completion/completions
+	$(INSTALL) -m 644 completion/tracectl.bash \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
 	if [ -d systemd ] && ls systemd/*.in >/dev/null 2>&1; then \
 		$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR); \
 		for u in systemd/*.in; do \
@@ -33,5 +36,6 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/traced $(DESTDIR)$(BINDIR)/tracectl \
 		$(DESTDIR)$(BINDIR)/tracegen $(DESTDIR)$(LIBDIR)/libtraced.* \
-		$(DESTDIR)$(INCLUDEDIR)/traced.h $(DESTDIR)$(PKGCONFIGDIR)/libtraced.pc
+		$(DESTDIR)$(INCLUDEDIR)/traced.h $(DESTDIR)$(PKGCONFIGDIR)/libtraced.pc \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/traced

@@ -9,10 +9,11 @@ UNIT_TESTS	:= $(patsubst tests/unit/%.c,$(O)/tests/unit/%,$(UNIT_SRCS))
 INTEG_TESTS	:= $(sort $(wildcard tests/integration/[0-9]*.sh))
 HELPER_SRCS	:= $(wildcard tests/helpers/*.c)
 
+test_json_OBJS		:= $(O)/ctl/json.o
 test_tevents_OBJS	:=
 test_wire_OBJS		:=
 test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
-test_ring_OBJS		:= $(O)/daemon/ctf.o
+test_ring_OBJS		:= $(LIB_OBJS)
 test_ctf_OBJS		:= $(O)/daemon/ctf.o
 test_command_OBJS	:=
 

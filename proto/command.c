@@ -309,13 +309,13 @@ command_pattern_valid(const char *pattern, char *err, size_t errlen)
 
 	if (pattern == NULL || pattern[0] == '\0') {
 		errf(err, errlen, "empty event pattern");
-		return 0;
+		return -1;
 	}
 	len = strnlen(pattern, COMMAND_PATTERN_MAX + 1);
 	if (len > COMMAND_PATTERN_MAX) {
 		errf(err, errlen, "event pattern longer than %d bytes",
 		    COMMAND_PATTERN_MAX);
-		return 0;
+		return -1;
 	}
 	for (p = (const unsigned char *)pattern; *p != '\0'; p++) {
 		if (*p < 0x20 || *p > 0x7e) {
@@ -323,8 +323,8 @@ command_pattern_valid(const char *pattern, char *err, size_t errlen)
 			    "(0x%02x) at offset %zu", *p < 0x80 ? "control" :
 			    "non-ASCII", *p,
 			    (size_t)(p - (const unsigned char *)pattern));
-			return 0;
+			return -1;
 		}
 	}
-	return 1;
+	return 0;
 }

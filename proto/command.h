@@ -84,9 +84,10 @@ int	command_format_usage(const struct command_def *cmd, char *buf,
 int	command_parse_onoff(const char *s);
 
 /*
- * Is 'pattern' acceptable as an event glob: 1 to COMMAND_PATTERN_MAX
- * bytes, each printable ASCII (0x20 to 0x7e)?  Returns 1, or 0 with the
- * reason in 'err' (if not NULL).  Says nothing about what it matches.
+ * Check that 'pattern' is acceptable as an event glob: 1 to
+ * COMMAND_PATTERN_MAX bytes, each printable ASCII (0x20 to 0x7e).
+ * Returns 0, or -1 with the reason in 'err' (if not NULL).  Says
+ * nothing about what it matches.
  */
 int	command_pattern_valid(const char *pattern, char *err, size_t errlen);
 

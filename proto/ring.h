@@ -72,7 +72,7 @@
 #define TRACED_RING_ORDER_MAX	30		/* 1 GiB */
 #define TRACED_RING_ORDER_DEFAULT 20		/* 1 MiB */
 
-/* A record never exceeds this, nor half of its ring. */
+/* A record never exceeds this, nor its ring (the double mapping holds it). */
 #define TRACED_REC_MAX		65536u
 #define TRACED_REC_HDR_SIZE	16u
 /* Longest string argument kept, without its NUL; longer ones are cut. */

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 The traced authors
+#
+# bash completion for tracectl(1): global options, command names (one or
+# two words) and the fixed arguments of each command.  The two lists
+# below follow proto/commands.def; tests/unit/test_command.c fails when
+# they do not.  Install as /usr/share/bash-completion/completions/tracectl
+# or source it from ~/.bashrc.  Needs nothing from bash-completion.
+
+# First words of the commands, and the second words after "info".
+_tracectl_commands="help info trace-event trace-file"
+_tracectl_info="sessions trace trace-events"
+
+_tracectl_options="-r --runtime-dir -j --json -t --timeout -h --help
+    -V --version"
+
+_tracectl()
+{
+	local cur prev i cmd sub n
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	COMPREPLY=()
+
+	# Global options come before the command; find where it starts.
+	i=1
+	while [ "$i" -lt "$COMP_CWORD" ]; do
+		case ${COMP_WORDS[i]} in
+		-r|--runtime-dir|-t|--timeout)
+			i=$((i + 2)) ;;
+		--)
+			i=$((i + 1)); break ;;
+		-*)
+			i=$((i + 1)) ;;
+		*)
+			break ;;
+		esac
+	done
+
+	case $prev in
+	-r|--runtime-dir)
+		compopt -o filenames 2>/dev/null
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
+	-t|--timeout)
+		COMPREPLY=($(compgen -W "0 5 30 60 300" -- "$cur"))
+		return ;;
+	esac
+
+	if [ "$i" -ge "$COMP_CWORD" ]; then
+		case $cur in
+		-*)	COMPREPLY=($(compgen -W "$_tracectl_options" \
+			    -- "$cur")) ;;
+		*)	COMPREPLY=($(compgen -W "$_tracectl_commands" \
+			    -- "$cur")) ;;
+		esac
+		return
+	fi
+
+	cmd=${COMP_WORDS[i]}
+	n=$((COMP_CWORD - i - 1))	# index of the word among the arguments
+	case $cmd in
+	info)
+		if [ "$n" -eq 0 ]; then
+			COMPREPLY=($(compgen -W "$_tracectl_info" -- "$cur"))
+			return
+		fi
+		sub=${COMP_WORDS[i+1]}
+		case $sub in
+		sessions)
+			case $prev in
+			--since|--pid|--exe)	;;
+			*)	COMPREPLY=($(compgen -W "--since --pid --exe" \
+				    -- "$cur")) ;;
+			esac ;;
+		esac ;;
+	trace-event)
+		# PATTERN is free text; then on or off.
+		if [ "$n" -eq 1 ]; then
+			COMPREPLY=($(compgen -W "on off" -- "$cur"))
+		fi ;;
+	trace-file)
+		if [ "$n" -eq 0 ]; then
+			COMPREPLY=($(compgen -W "on off flush set" -- "$cur"))
+		elif [ "$n" -eq 1 ] && [ "$prev" = set ]; then
+			compopt -o filenames 2>/dev/null
+			COMPREPLY=($(compgen -d -- "$cur"))
+		fi ;;
+	help)
+		if [ "$n" -eq 0 ]; then
+			COMPREPLY=($(compgen -W "$_tracectl_commands" \
+			    -- "$cur"))
+		elif [ "$n" -eq 1 ] && [ "$prev" = info ]; then
+			COMPREPLY=($(compgen -W "$_tracectl_info" -- "$cur"))
+		fi ;;
+	esac
+}
+
+complete -F _tracectl tracectl

@@ -1,0 +1,638 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Tests of proto/command.c (the control command table, lookup, arity
+ * and argument checks) and of the control request as it crosses the
+ * wire (proto/wire.c: wire_ctl_request_encode, wire_decode), including
+ * the requests a hostile peer could send.  Also checks that the bash
+ * completion lists the commands of the table, when run from the top of
+ * the source tree.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "command.h"
+#include "wire.h"
+
+#define COMPLETION_FILE	"completion/tracectl.bash"
+
+/*
+ * Split 'line' at each '|' into argv (empty words kept), using buf for
+ * the words.  Returns the number of words.
+ */
+static int
+split(char *buf, size_t size, const char *line, char *argv[], int max)
+{
+	char	*p;
+	int	 argc = 0;
+
+	snprintf(buf, size, "%s", line);
+	for (p = buf; argc < max; p++) {
+		argv[argc++] = p;
+		if ((p = strchr(p, '|')) == NULL)
+			break;
+		*p = '\0';
+	}
+	return argc;
+}
+
+/* Look up a command line given as one string of space-separated words. */
+static const struct command_def *
+lookup(const char *line, int *consumed, char *err, size_t errlen)
+{
+	static char	 buf[1024];
+	char		*argv[16], *save = NULL, *w;
+	int		 argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (w = strtok_r(buf, " ", &save); w != NULL && argc < 16;
+	    w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	return command_lookup(argc, argv, consumed, err, errlen);
+}
+
+static void
+assert_lookup(const char *line, int id, int consumed)
+{
+	const struct command_def *c;
+	char	err[256] = "";
+	int	n = -1;
+
+	c = lookup(line, &n, err, sizeof(err));
+	if (c == NULL)
+		fail_msg("'%s': %s", line, err);
+	assert_int_equal(c->id, id);
+	assert_int_equal(n, consumed);
+}
+
+static void
+assert_lookup_fails(const char *line, const char *msg)
+{
+	char	err[256] = "";
+	int	n = -1;
+
+	assert_null(lookup(line, &n, err, sizeof(err)));
+	assert_string_equal(err, msg);
+	assert_int_equal(n, -1);
+}
+
+static void
+test_command_lookup_exact_name(void **state)
+{
+	(void)state;
+	assert_lookup("help", CMD_ID_HELP, 1);
+	assert_lookup("trace-event virtio_* on", CMD_ID_TRACE_EVENT, 1);
+	assert_lookup("trace-file flush", CMD_ID_TRACE_FILE, 1);
+	assert_lookup("info sessions --pid 12", CMD_ID_INFO_SESSIONS, 2);
+	assert_lookup("info trace-events", CMD_ID_INFO_TRACE_EVENTS, 2);
+	assert_lookup("help info trace", CMD_ID_HELP, 1);
+}
+
+static void
+test_command_lookup_exact_beats_longer_prefix(void **state)
+{
+	(void)state;
+	/* "trace" is a prefix of "trace-events", but a name itself. */
+	assert_lookup("info trace", CMD_ID_INFO_TRACE, 2);
+	assert_lookup("info trace extra", CMD_ID_INFO_TRACE, 2);
+}
+
+static void
+test_command_lookup_unique_prefix(void **state)
+{
+	(void)state;
+	assert_lookup("trace-ev foo on", CMD_ID_TRACE_EVENT, 1);
+	assert_lookup("trace-f on", CMD_ID_TRACE_FILE, 1);
+	assert_lookup("h", CMD_ID_HELP, 1);
+	assert_lookup("info s", CMD_ID_INFO_SESSIONS, 2);
+	assert_lookup("inf trace-e", CMD_ID_INFO_TRACE_EVENTS, 2);
+	assert_lookup("i trace-events x", CMD_ID_INFO_TRACE_EVENTS, 2);
+	/* A whole word beats a prefix, word by word. */
+	assert_lookup("in trace", CMD_ID_INFO_TRACE, 2);
+}
+
+static void
+test_command_lookup_ambiguous(void **state)
+{
+	(void)state;
+	assert_lookup_fails("trace on",
+	    "ambiguous command 'trace': could be trace-event, trace-file");
+	assert_lookup_fails("info tr",
+	    "ambiguous command 'info tr': could be info trace, "
+	    "info trace-events");
+	assert_lookup_fails("i t",
+	    "ambiguous command 'i t': could be info trace, "
+	    "info trace-events");
+}
+
+static void
+test_command_lookup_unknown(void **state)
+{
+	char	*none[] = { NULL }, empty[] = "", *argv[1];
+	char	 err[256];
+
+	(void)state;
+	assert_lookup_fails("frobnicate now",
+	    "unknown command 'frobnicate'; try 'tracectl help'");
+	assert_lookup_fails("info foo",
+	    "unknown command 'info foo'; try 'tracectl help'");
+	assert_lookup_fails("help-me",
+	    "unknown command 'help-me'; try 'tracectl help'");
+	assert_lookup_fails("info",
+	    "incomplete command 'info': could be info sessions, "
+	    "info trace, info trace-events");
+	assert_lookup_fails("", "no command given; try 'tracectl help'");
+	assert_null(command_lookup(0, none, NULL, err, sizeof(err)));
+
+	/* An empty word is not a prefix of everything. */
+	argv[0] = empty;
+	assert_null(command_lookup(1, argv, NULL, err, sizeof(err)));
+	assert_string_equal(err,
+	    "unknown command ''; try 'tracectl help'");
+}
+
+static void
+test_command_lookup_quotes_little_of_long_words(void **state)
+{
+	char	 word[4096], err[512], *argv[1] = { word };
+
+	(void)state;
+	memset(word, 'x', sizeof(word) - 1);
+	word[sizeof(word) - 1] = '\0';
+	assert_null(command_lookup(1, argv, NULL, err, sizeof(err)));
+	assert_true(strlen(err) < 128);
+	assert_non_null(strstr(err, "unknown command 'xxxx"));
+}
+
+static void
+test_command_lookup_small_or_no_error_buffer(void **state)
+{
+	char	err[8];
+
+	(void)state;
+	memset(err, 'z', sizeof(err));
+	assert_null(lookup("nope", NULL, err, sizeof(err)));
+	assert_int_equal(err[sizeof(err) - 1], '\0');
+	assert_string_equal(err, "unknown");
+	assert_null(lookup("nope", NULL, NULL, 0));
+	assert_non_null(lookup("help", NULL, NULL, 0));
+}
+
+static void
+test_command_check_args_arity(void **state)
+{
+	const struct command_def *t = command_table(NULL);
+	char	err[256];
+
+	(void)state;
+	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_EVENT], 2, err,
+	    sizeof(err)), 0);
+	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_EVENT], 1, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "usage: tracectl trace-event PATTERN on|off");
+	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_EVENT], 3, err,
+	    sizeof(err)), -1);
+	assert_int_equal(command_check_args(&t[CMD_ID_INFO_TRACE], 0, err,
+	    sizeof(err)), 0);
+	assert_int_equal(command_check_args(&t[CMD_ID_INFO_TRACE], 1, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "usage: tracectl info trace");
+	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_FILE], 0, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err,
+	    "usage: tracectl trace-file on|off|flush|set PATH");
+	assert_int_equal(command_check_args(&t[CMD_ID_HELP], 2, NULL, 0), 0);
+	assert_int_equal(command_check_args(&t[CMD_ID_HELP], -1, NULL, 0),
+	    -1);
+}
+
+static void
+test_command_parse_onoff(void **state)
+{
+	(void)state;
+	assert_int_equal(command_parse_onoff("on"), 1);
+	assert_int_equal(command_parse_onoff("off"), 0);
+	assert_int_equal(command_parse_onoff("ON"), -1);
+	assert_int_equal(command_parse_onoff("o"), -1);
+	assert_int_equal(command_parse_onoff("onn"), -1);
+	assert_int_equal(command_parse_onoff(""), -1);
+	assert_int_equal(command_parse_onoff("1"), -1);
+	assert_int_equal(command_parse_onoff(NULL), -1);
+}
+
+static void
+test_command_pattern_valid(void **state)
+{
+	char	pat[COMMAND_PATTERN_MAX + 2], err[128];
+
+	(void)state;
+	assert_int_equal(command_pattern_valid("virtio_*", err,
+	    sizeof(err)), 0);
+	assert_int_equal(command_pattern_valid("*", NULL, 0), 0);
+	assert_int_equal(command_pattern_valid("a?[bc]* x~", NULL, 0), 0);
+
+	assert_int_equal(command_pattern_valid("", err, sizeof(err)), -1);
+	assert_string_equal(err, "empty event pattern");
+	assert_int_equal(command_pattern_valid(NULL, err, sizeof(err)), -1);
+
+	memset(pat, 'a', COMMAND_PATTERN_MAX);
+	pat[COMMAND_PATTERN_MAX] = '\0';
+	assert_int_equal(command_pattern_valid(pat, err, sizeof(err)), 0);
+	pat[COMMAND_PATTERN_MAX] = 'a';
+	pat[COMMAND_PATTERN_MAX + 1] = '\0';
+	assert_int_equal(command_pattern_valid(pat, err, sizeof(err)), -1);
+	assert_string_equal(err, "event pattern longer than 255 bytes");
+
+	assert_int_equal(command_pattern_valid("a\tb", err, sizeof(err)), -1);
+	assert_string_equal(err,
+	    "event pattern has a control byte (0x09) at offset 1");
+	assert_int_equal(command_pattern_valid("\033[2J", NULL, 0), -1);
+	assert_int_equal(command_pattern_valid("x\x7f", NULL, 0), -1);
+	assert_int_equal(command_pattern_valid("caf\xc3\xa9", err,
+	    sizeof(err)), -1);
+	assert_string_equal(err,
+	    "event pattern has a non-ASCII byte (0xc3) at offset 3");
+}
+
+static void
+test_command_table_sorted_and_sane(void **state)
+{
+	const struct command_def *t;
+	const char	*p;
+	size_t		 i, n;
+	int		 words;
+
+	(void)state;
+	t = command_table(&n);
+	assert_int_equal(n, CMD_ID_COUNT);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(t[i].id, (int)i);
+		if (i > 0 && strcmp(t[i - 1].name, t[i].name) >= 0)
+			fail_msg("'%s' then '%s': not sorted or a duplicate",
+			    t[i - 1].name, t[i].name);
+		assert_true(t[i].args_min >= 0);
+		assert_true(t[i].args_min <= t[i].args_max);
+		assert_true(t[i].args_max + COMMAND_WORDS_MAX <=
+		    TRACED_CTL_ARGS_MAX);
+		assert_true(t[i].help[0] != '\0');
+		assert_true(t[i].help[strlen(t[i].help) - 1] != '.');
+		assert_true((t[i].flags & ~CMD_F_PRIVILEGED) == 0);
+		/* Words of lower-case letters and '-', one space apart. */
+		words = 1;
+		for (p = t[i].name; *p != '\0'; p++) {
+			if (*p == ' ') {
+				assert_true(p > t[i].name && p[1] != '\0' &&
+				    p[1] != ' ');
+				words++;
+			} else
+				assert_true((*p >= 'a' && *p <= 'z') ||
+				    *p == '-');
+		}
+		assert_true(words <= COMMAND_WORDS_MAX);
+		if (t[i].usage[0] != '\0')
+			assert_true(t[i].usage[strlen(t[i].usage) - 1] != ' ');
+	}
+}
+
+static void
+test_command_every_name_finds_itself(void **state)
+{
+	const struct command_def *t;
+	size_t	i, n;
+
+	(void)state;
+	t = command_table(&n);
+	for (i = 0; i < n; i++)
+		assert_lookup(t[i].name, t[i].id,
+		    strchr(t[i].name, ' ') != NULL ? 2 : 1);
+}
+
+static void
+test_command_privileged_flags(void **state)
+{
+	const struct command_def *t = command_table(NULL);
+
+	(void)state;
+	assert_true(t[CMD_ID_TRACE_EVENT].flags & CMD_F_PRIVILEGED);
+	assert_true(t[CMD_ID_TRACE_FILE].flags & CMD_F_PRIVILEGED);
+	assert_false(t[CMD_ID_INFO_TRACE].flags & CMD_F_PRIVILEGED);
+	assert_false(t[CMD_ID_INFO_TRACE_EVENTS].flags & CMD_F_PRIVILEGED);
+	assert_false(t[CMD_ID_INFO_SESSIONS].flags & CMD_F_PRIVILEGED);
+	assert_false(t[CMD_ID_HELP].flags & CMD_F_PRIVILEGED);
+}
+
+/*
+ * Find 'var="..."' in the completion script and compare the words with
+ * 'want'.
+ */
+static void
+assert_completion_list(const char *script, const char *var,
+    const char *want)
+{
+	char		 key[64], got[512];
+	const char	*p, *q;
+
+	snprintf(key, sizeof(key), "\n%s=\"", var);
+	if ((p = strstr(script, key)) == NULL)
+		fail_msg("%s: no %s=\"...\" line", COMPLETION_FILE, var);
+	p += strlen(key);
+	if ((q = strchr(p, '"')) == NULL || (size_t)(q - p) >= sizeof(got))
+		fail_msg("%s: %s: unterminated", COMPLETION_FILE, var);
+	memcpy(got, p, (size_t)(q - p));
+	got[q - p] = '\0';
+	assert_string_equal(got, want);
+}
+
+/* Append 'w' to the space-separated list 'l' unless it is there. */
+static void
+list_add(char *l, size_t size, const char *w, size_t wlen)
+{
+	const char	*p;
+	char		 word[64];
+	size_t		 len = strlen(l);
+
+	snprintf(word, sizeof(word), "%.*s", (int)wlen, w);
+	for (p = l; (p = strstr(p, word)) != NULL; p++)
+		if ((p == l || p[-1] == ' ') &&
+		    (p[wlen] == ' ' || p[wlen] == '\0'))
+			return;
+	snprintf(l + len, size - len, "%s%s", len > 0 ? " " : "", word);
+}
+
+static void
+test_command_completion_matches_table(void **state)
+{
+	const struct command_def *t;
+	static char	 script[65536];
+	char		 first[256] = "", info[256] = "";
+	const char	*sp;
+	size_t		 i, n, len;
+	FILE		*f;
+
+	(void)state;
+	if ((f = fopen(COMPLETION_FILE, "r")) == NULL) {
+		/* Not run from the top of the tree. */
+		skip();
+	}
+	len = fread(script + 1, 1, sizeof(script) - 2, f);
+	fclose(f);
+	script[0] = '\n';
+	script[len + 1] = '\0';
+
+	t = command_table(&n);
+	for (i = 0; i < n; i++) {
+		sp = strchr(t[i].name, ' ');
+		list_add(first, sizeof(first), t[i].name,
+		    sp != NULL ? (size_t)(sp - t[i].name) : strlen(t[i].name));
+		if (sp != NULL && strncmp(t[i].name, "info ", 5) == 0)
+			list_add(info, sizeof(info), sp + 1, strlen(sp + 1));
+	}
+	assert_completion_list(script, "_tracectl_commands", first);
+	assert_completion_list(script, "_tracectl_info", info);
+}
+
+/* ---- the request on the wire ------------------------------------- */
+
+static void
+test_wire_ctl_request_round_trip(void **state)
+{
+	const struct command_def *c;
+	const char	*line = "info|sessions|--exe|a b||--pid|12";
+	char		*argv[8], words[64];
+	uint64_t	 buf[TRACED_MSG_MAX / 8];
+	struct wire_msg	 m;
+	const char	*why = NULL;
+	int		 len, i, argc, consumed;
+
+	(void)state;
+	argc = split(words, sizeof(words), line, argv, 8);
+	assert_int_equal(argc, 7);
+	len = wire_ctl_request_encode(buf, sizeof(buf), TRACED_CTL_JSON,
+	    argc, argv);
+	assert_true(len > (int)sizeof(struct traced_msg_ctl_request));
+	assert_int_equal(wire_decode(buf, (size_t)len, 0, &m, &why), 0);
+	assert_int_equal(m.type, TRACED_MSG_CTL_REQUEST);
+	assert_int_equal(m.u.ctl_request->argc, argc);
+	assert_int_equal(m.u.ctl_request->flags, TRACED_CTL_JSON);
+	assert_int_equal(m.u.ctl_request->version, TRACED_PROTOCOL_VERSION);
+	for (i = 0; i < argc; i++)
+		assert_string_equal(m.argv[i], argv[i]);
+
+	/* What the daemon does next. */
+	c = command_lookup((int)m.u.ctl_request->argc, (char *const *)m.argv,
+	    &consumed, NULL, 0);
+	assert_non_null(c);
+	assert_int_equal(c->id, CMD_ID_INFO_SESSIONS);
+	assert_int_equal(consumed, 2);
+	assert_int_equal(command_check_args(c, argc - consumed, NULL, 0), 0);
+}
+
+/* Encode 'argv' into buf; returns the length. */
+static size_t
+encode(uint64_t *buf, size_t size, int argc, char **argv)
+{
+	int	len;
+
+	len = wire_ctl_request_encode(buf, size, 0, argc, argv);
+	assert_true(len > 0);
+	return (size_t)len;
+}
+
+static void
+assert_decode_fails(const void *buf, size_t len, int err)
+{
+	struct wire_msg	 m;
+	const char	*why = NULL;
+
+	assert_int_equal(wire_decode(buf, len, 0, &m, &why), err);
+	assert_non_null(why);
+}
+
+static void
+test_wire_ctl_request_argc_must_match_bytes(void **state)
+{
+	char	*argv[3], words[64];
+	uint64_t buf[TRACED_MSG_MAX / 8];
+	struct traced_msg_ctl_request *r = (void *)buf;
+	size_t	 len;
+
+	(void)state;
+	split(words, sizeof(words), "trace-event|virtio_*|on", argv, 3);
+	len = encode(buf, sizeof(buf), 3, argv);
+	r->argc = 4;		/* more than there are */
+	assert_decode_fails(buf, len, -EBADMSG);
+	r->argc = 2;		/* fewer: bytes left over */
+	assert_decode_fails(buf, len, -EBADMSG);
+	r->argc = 0;
+	assert_decode_fails(buf, len, -EBADMSG);
+	r->argc = 3;
+	r->flags = 0x80;	/* unknown flag */
+	assert_decode_fails(buf, len, -EBADMSG);
+}
+
+static void
+test_wire_ctl_request_needs_final_nul(void **state)
+{
+	char	*argv[2], words[64];
+	uint64_t buf[TRACED_MSG_MAX / 8];
+	struct traced_msg_hdr *h = (void *)buf;
+	size_t	 len;
+
+	(void)state;
+	split(words, sizeof(words), "help|trace-file", argv, 2);
+	len = encode(buf, sizeof(buf), 2, argv);
+	((char *)buf)[len - 1] = 'x';
+	assert_decode_fails(buf, len, -EBADMSG);
+	/* Or cut off in the middle of the last argument. */
+	len = encode(buf, sizeof(buf), 2, argv);
+	h->size = (uint32_t)(len - 3);
+	assert_decode_fails(buf, len - 3, -EBADMSG);
+}
+
+static void
+test_wire_ctl_request_too_many_args(void **state)
+{
+	char		*argv[TRACED_CTL_ARGS_MAX + 1], a[] = "a";
+	uint64_t	 buf[TRACED_MSG_MAX / 8];
+	struct traced_msg_ctl_request *r = (void *)buf;
+	size_t		 len;
+	int		 i;
+
+	(void)state;
+	for (i = 0; i <= TRACED_CTL_ARGS_MAX; i++)
+		argv[i] = a;
+	assert_int_equal(wire_ctl_request_encode(buf, sizeof(buf), 0,
+	    TRACED_CTL_ARGS_MAX + 1, argv), -1);
+	assert_int_equal(wire_ctl_request_encode(buf, sizeof(buf), 0, 0,
+	    argv), -1);
+	len = encode(buf, sizeof(buf), TRACED_CTL_ARGS_MAX, argv);
+
+	/* A peer that writes one more by hand. */
+	memcpy((char *)buf + len, "a", 2);
+	len += 2;
+	r->hdr.size = (uint32_t)len;
+	r->argc = TRACED_CTL_ARGS_MAX + 1;
+	assert_decode_fails(buf, len, -EBADMSG);
+}
+
+static void
+test_wire_ctl_request_oversize(void **state)
+{
+	static char	 big[TRACED_MSG_MAX];
+	static uint64_t	 buf[2 * TRACED_MSG_MAX / 8];
+	char		*argv[3], words[64];
+	struct traced_msg_ctl_request *r = (void *)buf;
+	size_t		 len;
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	split(words, sizeof(words), "trace-event|x|on", argv, 3);
+	argv[1] = big;
+	assert_int_equal(wire_ctl_request_encode(buf, sizeof(buf), 0, 3,
+	    argv), -1);
+	/* Too small a buffer is refused, not overrun. */
+	argv[1] = words + strlen("trace-event") + 1;
+	assert_int_equal(wire_ctl_request_encode(buf, 30, 0, 3, argv), -1);
+
+	/* A message longer than TRACED_MSG_MAX, well formed otherwise. */
+	memset(buf, 0, sizeof(buf));
+	len = TRACED_MSG_MAX + 8;
+	wire_hdr_init(&r->hdr, TRACED_MSG_CTL_REQUEST, (uint32_t)len);
+	r->version = TRACED_PROTOCOL_VERSION;
+	r->argc = 1;
+	memset((char *)buf + sizeof(*r), 'x', len - sizeof(*r) - 1);
+	assert_decode_fails(buf, len, -EBADMSG);
+}
+
+static void
+test_wire_ctl_request_wrong_version(void **state)
+{
+	char	*argv[2], words[64];
+	uint64_t buf[TRACED_MSG_MAX / 8];
+	struct traced_msg_ctl_request *r = (void *)buf;
+	size_t	 len;
+
+	(void)state;
+	split(words, sizeof(words), "info|trace", argv, 2);
+	len = encode(buf, sizeof(buf), 2, argv);
+	r->version = TRACED_PROTOCOL_VERSION + 1;
+	assert_decode_fails(buf, len, -EPROTO);
+	r->version = TRACED_PROTOCOL_VERSION;
+	r->hdr.size = (uint32_t)len + 1;	/* size field lies */
+	assert_decode_fails(buf, len, -EBADMSG);
+}
+
+static void
+test_wire_ctl_reply_messages(void **state)
+{
+	uint64_t	 buf[64];
+	struct traced_msg_ctl_end *e = (void *)buf;
+	struct wire_msg	 m;
+	const char	*why;
+	size_t		 len;
+
+	(void)state;
+	wire_hdr_init((struct traced_msg_hdr *)buf, TRACED_MSG_CTL_LINE, 13);
+	memcpy((char *)buf + 8, "hello", 5);
+	assert_int_equal(wire_decode(buf, 13, 0, &m, &why), 0);
+	assert_int_equal(m.payload_len, 5);
+	assert_memory_equal(m.payload, "hello", 5);
+	/* A line with a descriptor is refused. */
+	assert_int_not_equal(wire_decode(buf, 13, 1, &m, &why), 0);
+
+	len = sizeof(*e) + 4;
+	memset(buf, 0, sizeof(buf));
+	wire_hdr_init(&e->hdr, TRACED_MSG_CTL_END, (uint32_t)len);
+	e->status = TRACED_CTL_DENIED;
+	e->count = 7;
+	memcpy(e + 1, "nope", 4);
+	assert_int_equal(wire_decode(buf, len, 0, &m, &why), 0);
+	assert_int_equal(m.u.ctl_end->count, 7);
+	assert_int_equal(m.payload_len, 4);
+	e->status = TRACED_CTL_DENIED + 1;
+	assert_decode_fails(buf, len, -EBADMSG);
+	/* Shorter than the END struct. */
+	wire_hdr_init(&e->hdr, TRACED_MSG_CTL_END, 12);
+	assert_decode_fails(buf, 12, -EBADMSG);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_command_lookup_exact_name),
+		cmocka_unit_test(
+		    test_command_lookup_exact_beats_longer_prefix),
+		cmocka_unit_test(test_command_lookup_unique_prefix),
+		cmocka_unit_test(test_command_lookup_ambiguous),
+		cmocka_unit_test(test_command_lookup_unknown),
+		cmocka_unit_test(
+		    test_command_lookup_quotes_little_of_long_words),
+		cmocka_unit_test(test_command_lookup_small_or_no_error_buffer),
+		cmocka_unit_test(test_command_check_args_arity),
+		cmocka_unit_test(test_command_parse_onoff),
+		cmocka_unit_test(test_command_pattern_valid),
+		cmocka_unit_test(test_command_table_sorted_and_sane),
+		cmocka_unit_test(test_command_every_name_finds_itself),
+		cmocka_unit_test(test_command_privileged_flags),
+		cmocka_unit_test(test_command_completion_matches_table),
+		cmocka_unit_test(test_wire_ctl_request_round_trip),
+		cmocka_unit_test(test_wire_ctl_request_argc_must_match_bytes),
+		cmocka_unit_test(test_wire_ctl_request_needs_final_nul),
+		cmocka_unit_test(test_wire_ctl_request_too_many_args),
+		cmocka_unit_test(test_wire_ctl_request_oversize),
+		cmocka_unit_test(test_wire_ctl_request_wrong_version),
+		cmocka_unit_test(test_wire_ctl_reply_messages),
+	};
+
+	return cmocka_run_group_tests_name("command", tests, NULL, NULL);
+}
