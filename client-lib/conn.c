@@ -164,6 +164,7 @@ conn_send_hello(int sock)
 	conn_comm(m.comm, sizeof(m.comm));
 	lost = __atomic_exchange_n(&lib.lost_disconnected, 0,
 	    __ATOMIC_RELAXED);
+	m.flags = traced_clock_tsc ? TRACED_HELLO_TSC : 0;
 	m.lost_disconnected = lost;
 	return conn_send(sock, &m, sizeof(m), -1, 0);
 }

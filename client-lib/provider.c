@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "clock.h"
 
 struct lib lib = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -134,6 +135,8 @@ lib_init_locked(void)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&lib.cond, &ca);
 	pthread_condattr_destroy(&ca);
+	/* Before any ring exists, so before any timestamp. */
+	traced_clock_tsc = traced_clock_use_tsc();
 	lib.pid = getpid();
 	if (sysconf(_SC_PAGESIZE) != TRACED_STATE_PAGE) {
 		DEBUG("page size is not %u: tracing off", TRACED_STATE_PAGE);

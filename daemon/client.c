@@ -77,11 +77,11 @@ session_write_metadata(struct session *s)
 		}
 	memset(&info, 0, sizeof(info));
 	memcpy(info.uuid, s->uuid, 16);
-	memcpy(info.clock_uuid, td->clock_uuid, 16);
-	info.clock_freq = td->clock_freq;
-	info.clock_offset_s = td->clock_offset_s;
-	info.clock_offset = td->clock_offset;
-	info.clock_name = td->clock_name;
+	memcpy(info.clock_uuid, td->clk[s->clock].uuid, 16);
+	info.clock_freq = td->clk[s->clock].freq;
+	info.clock_offset_s = td->clk[s->clock].offset_s;
+	info.clock_offset = td->clk[s->clock].offset;
+	info.clock_name = td->clk[s->clock].name;
 	info.hostname = td->hostname;
 	info.procname = s->comm;
 	info.pid = (int32_t)s->pid;
@@ -285,6 +285,16 @@ session_hello(struct session *s, const struct traced_msg_hello *m)
 	memcpy(s->comm, m->comm, sizeof(s->comm));
 	s->comm[sizeof(s->comm) - 1] = '\0';
 	s->lost_disconnected = m->lost_disconnected;
+	if (m->flags & TRACED_HELLO_TSC) {
+		if (!td->have_tsc) {
+			log_warnx("session %u: %s[%d] timestamps with the TSC, "
+			    "which this daemon could not calibrate; refusing "
+			    "it (run it with TRACED_CLOCK=monotonic)", s->id,
+			    s->comm, (int)s->pid);
+			return -1;
+		}
+		s->clock = DCLOCK_TSC;
+	}
 	if (session_make_dir(s) == -1)
 		return -1;
 	s->welcomed = 1;
@@ -292,7 +302,8 @@ session_hello(struct session *s, const struct traced_msg_hello *m)
 	wire_hdr_init(&w.hdr, TRACED_MSG_WELCOME, sizeof(w));
 	w.version = TRACED_PROTOCOL_VERSION;
 	w.session = s->id;
-	w.clock = TRACED_CLOCK_MONOTONIC;
+	w.clock = s->clock == DCLOCK_TSC ? TRACED_CLOCK_TSC :
+	    TRACED_CLOCK_MONOTONIC;
 	w.ring_order = td->cfg.ring_order;
 	w.paused = (uint32_t)td->paused;
 	session_send(s, &w, sizeof(w), -1);

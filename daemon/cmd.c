@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "command.h"
 #include "traced.h"
 
@@ -437,7 +438,8 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 		    json_str(j1, sizeof(j1), td->cfg.trace_dir),
 		    td->paused ? "off" : "on", writeout_nworkers(),
 		    td->cfg.drain_ms, traced_ring_size(td->cfg.ring_order),
-		    td->clock_name, nsessions);
+		    traced_clock_use_tsc() && td->have_tsc ? "tsc" : "monotonic",
+		    nsessions);
 	else {
 		reply_line(r, "trace file: %s (%s)", td->cfg.trace_dir,
 		    td->paused ? "off: paused" : "on");
@@ -445,7 +447,8 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 		    "default ring %" PRIu64 " KiB per thread; clock %s",
 		    writeout_nworkers(), td->cfg.drain_ms,
 		    traced_ring_size(td->cfg.ring_order) / 1024,
-		    td->clock_name);
+		    td->have_tsc ? "tsc (monotonic for processes that ask)" :
+		    "monotonic");
 		reply_line(r, "sessions: %u", nsessions);
 	}
 	TAILQ_FOREACH(s, &td->sessions, entry) {

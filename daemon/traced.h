@@ -100,6 +100,7 @@ struct session {
 	int		 fd;		/* client socket, -1 once closed */
 	struct event	*ev;
 	int		 welcomed;
+	int		 clock;		/* DCLOCK_*, from HELLO */
 	int		 closing;	/* EOF: drain everything, then free */
 	uint8_t		 uuid[16];
 	char		*dir;		/* its CTF directory */
@@ -155,6 +156,18 @@ struct config {
 	int		 user;		/* a per-user daemon, not the system's */
 };
 
+/* A clock as CTF describes it: realtime = offset_s + (offset + t) / freq. */
+struct dclock {
+	const char	*name;		/* "monotonic", "tsc" */
+	uint8_t		 uuid[16];	/* per boot: sessions merge */
+	uint64_t	 freq;		/* ticks per second */
+	int64_t		 offset_s;
+	uint64_t	 offset;	/* ticks */
+};
+
+#define DCLOCK_MONO	0
+#define DCLOCK_TSC	1
+
 struct traced {
 	struct event_base *base;
 	struct config	 cfg;
@@ -173,12 +186,10 @@ struct traced {
 	int		 stopping;
 	uint64_t	 flush_gen;
 	struct writeout	*wo;
-	/* The clock described in every session's metadata. */
-	uint8_t		 clock_uuid[16];
-	uint64_t	 clock_freq;
-	int64_t		 clock_offset_s;
-	uint64_t	 clock_offset;
-	const char	*clock_name;
+	/* The clocks a session's metadata may describe: CLOCK_MONOTONIC
+	 * and, where invariant, the TSC (calibrated at start). */
+	struct dclock	 clk[2];	/* DCLOCK_* */
+	int		 have_tsc;
 	char		 hostname[256];
 	uid_t		 uid;
 	gid_t		 gid;

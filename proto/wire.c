@@ -80,6 +80,8 @@ wire_check_body(struct wire_msg *m, const char **why)
 			    -EPROTO);
 		if (!wire_str_ok(m->u.hello->comm, TRACED_COMM_MAX, 1))
 			return wire_fail(why, "bad comm string", -EBADMSG);
+		if (m->u.hello->flags & ~TRACED_HELLO_TSC)
+			return wire_fail(why, "unknown flags", -EBADMSG);
 		break;
 	case TRACED_MSG_PROVIDER: {
 		const struct traced_msg_provider *p = m->u.provider;

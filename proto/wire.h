@@ -61,10 +61,13 @@ struct traced_msg_hdr {
  * HELLO: the first message of a client, sent once per connection.  The
  * daemon takes pid and uid from SO_PEERCRED, never from here.
  */
+#define TRACED_HELLO_TSC	0x1u	/* timestamps are rdtsc ticks, else
+					   CLOCK_MONOTONIC ns */
+
 struct traced_msg_hello {
 	struct traced_msg_hdr hdr;
 	uint32_t	version;	/* TRACED_PROTOCOL_VERSION */
-	uint32_t	flags;		/* 0 */
+	uint32_t	flags;		/* TRACED_HELLO_* */
 	char		comm[TRACED_COMM_MAX]; /* NUL-terminated */
 	/* Events the process lost while it had no daemon, by cause,
 	 * since it last said so (the new session records them). */
