@@ -154,6 +154,13 @@ ring_create(struct traced_thread *t)
 	h->order = order;
 	h->tid = (uint32_t)gettid();
 	h->wakeup = 1;
+	/* Losses counted before the ring existed (nested calls). */
+	{
+		int i;
+
+		for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+			h->dropped[i] = lthread.lost[i];
+	}
 
 	r->hdr = h;
 	r->map_len = map_len;
@@ -206,6 +213,10 @@ ring_write_lost(struct traced_thread *t, uint64_t n)
 	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
 		lost.cause[i] = lthread.lost[i];
 		lthread.lost[i] = 0;
+		/* Only this thread writes it; the daemon reads it after it
+		 * saw the record (published by the next head store). */
+		__atomic_store_n(&t->hdr->recorded[i], t->hdr->recorded[i] +
+		    lost.cause[i], __ATOMIC_RELAXED);
 	}
 	memcpy(r + 1, &lost, sizeof(lost));
 	t->head += TRACED_LOST_REC_SIZE;
@@ -314,6 +325,13 @@ ring_thread_exit(void *arg)
 	struct lring *r = arg;
 	struct traced_thread *t = &traced_tls;
 
+	/* Say what was lost since the last record, if there is room. */
+	if (r != NULL && t->data != NULL && t->nest == 0 &&
+	    ring_lost_pending() != 0 &&
+	    t->head + TRACED_LOST_REC_SIZE <= ring_load_tail(t) + t->mask + 1) {
+		ring_write_lost(t, ring_lost_pending());
+		__atomic_store_n(&t->hdr->head, t->head, __ATOMIC_RELEASE);
+	}
 	lthread.exited = 1;
 	memset(t, 0, sizeof(*t));
 	lthread.ring = NULL;

@@ -808,3 +808,51 @@ client_listen(int fd)
 		return -1;
 	return 0;
 }
+
+/*
+ * A session is losing events: say so, with the count by cause and what
+ * to do about it, at most once per LOSS_WARN_INTERVAL_NS per session
+ * (losses in between are added to the next warning).
+ */
+void
+session_warn_loss(struct session *s, const struct sring *r, uint64_t lost,
+    unsigned causes)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t ring = traced_ring_size(r->order);
+	const char *fix;
+
+	s->lost_unwarned += lost;
+	s->causes_unwarned |= causes;
+	if (now < s->warn_next)
+		return;
+	causes = s->causes_unwarned;
+	if (causes & (1u << TRACED_DROP_RING_FULL))
+		fix = "the daemon could not drain the rings in time: give the "
+		    "program bigger rings (TRACED_RING_SIZE=%lluK in its "
+		    "environment, or traced --ring-size %lluK for every "
+		    "program)";
+	else if (causes & (1u << TRACED_DROP_DISCONNECTED))
+		fix = "no daemon was draining its rings (ring size %lluK; "
+		    "TRACED_RING_SIZE=%lluK would have kept more)";
+	else if (causes & (1u << TRACED_DROP_WRITE_ERROR))
+		fix = "writing the trace failed (see above; ring %lluK, "
+		    "%lluK)";
+	else
+		fix = "events traced from signal handlers while their thread "
+		    "was tracing are dropped (ring %lluK, %lluK)";
+	{
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), fix,
+		    (unsigned long long)(ring * 4 / 1024),
+		    (unsigned long long)(ring * 4 / 1024));
+		log_warnx("session %u: %s[%d] lost %llu events (thread %d and "
+		    "others; 'tracectl info trace' has the counts by cause): "
+		    "%s", s->id, s->comm, (int)s->pid,
+		    (unsigned long long)s->lost_unwarned, (int)r->tid, msg);
+	}
+	s->lost_unwarned = 0;
+	s->causes_unwarned = 0;
+	s->warn_next = now + LOSS_WARN_INTERVAL_NS;
+}

@@ -345,9 +345,19 @@ info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 	uint64_t fill = head >= rg->tail && head - rg->tail <= size ?
 	    (head - rg->tail) * 100 / size : 0;
 	char causes[256], j1[PATH_MAX + 16];
-	uint64_t lost;
+	uint64_t lost, all[TRACED_DROP_NCAUSES], d, rec;
+	int i;
 
-	lost = format_causes(causes, sizeof(causes), rg->lost, reply_json(r));
+	/* Losses not yet reported by a LOST record count too (client
+	 * memory: a total that went backwards is no loss). */
+	memcpy(all, rg->lost, sizeof(all));
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES && !rg->books_closed; i++) {
+		d = __atomic_load_n(&rg->hdr->dropped[i], __ATOMIC_RELAXED);
+		rec = __atomic_load_n(&rg->hdr->recorded[i], __ATOMIC_RELAXED);
+		if (d > rec && d - rec < (UINT64_C(1) << 48))
+			all[i] += d - rec;
+	}
+	lost = format_causes(causes, sizeof(causes), all, reply_json(r));
 	if (reply_json(r)) {
 		reply_line(r, "{\"type\":\"ring\",\"session\":%u,\"tid\":%d,"
 		    "\"size\":%" PRIu64 ",\"fill_percent\":%" PRIu64 ","
@@ -459,6 +469,16 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 			ev += rg->events;
 			for (i = 0; i < TRACED_DROP_NCAUSES; i++)
 				lost += rg->lost[i];
+			for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES &&
+			    !rg->books_closed; i++) {
+				uint64_t d = __atomic_load_n(
+				    &rg->hdr->dropped[i], __ATOMIC_RELAXED);
+				uint64_t rec = __atomic_load_n(
+				    &rg->hdr->recorded[i], __ATOMIC_RELAXED);
+
+				if (d > rec && d - rec < (UINT64_C(1) << 48))
+					lost += d - rec;
+			}
 		}
 		if (reply_json(r))
 			reply_line(r, "{\"type\":\"session\",\"session\":%u,"

@@ -72,6 +72,7 @@ struct sring {
 	uint64_t	 discarded;	/* running events_discarded */
 	uint64_t	 last_ts;
 	char		*stream_path;
+	int		 books_closed;	/* drain_close() ran */
 
 	/* Loop thread only. */
 	int		 queued;	/* a job is out */
@@ -112,6 +113,9 @@ struct session {
 	uint32_t	 nrings;
 	uint64_t	 started;	/* ns, CLOCK_REALTIME */
 	uint64_t	 lost_disconnected;
+	uint64_t	 warn_next;	/* ns, CLOCK_MONOTONIC: next loss warning */
+	uint64_t	 lost_unwarned;	/* lost since the last warning */
+	unsigned	 causes_unwarned; /* their causes, bits */
 };
 
 TAILQ_HEAD(session_list, session);
@@ -215,6 +219,9 @@ void	session_close(struct session *s);
 void	session_check_done(struct session *s);
 int	session_rotate(struct session *s);
 void	session_update_state(struct session *s);
+void	session_warn_loss(struct session *s, const struct sring *r,
+	    uint64_t lost, unsigned causes);
+#define LOSS_WARN_INTERVAL_NS	(10 * UINT64_C(1000000000))
 struct sring *session_ring(struct session *s, uint32_t index);
 void	sring_close_stream(struct sring *r);
 int	sring_open_stream(struct sring *r);

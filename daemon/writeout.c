@@ -55,6 +55,7 @@ struct job {
 	struct sring	*r;
 	struct evtab	*evtab;		/* reference held by the loop */
 	int		 sync;		/* fdatasync after writing */
+	int		 final;		/* the process is gone: close the books */
 	uint64_t	 gen;		/* flush generation at submit */
 	uint64_t	 tail;		/* the tail we started from */
 	/* Results. */
@@ -66,6 +67,7 @@ struct job {
 	const char	*invalid;	/* why the span was refused */
 	uint64_t	 invalid_at;	/* its ring position */
 	int		 finished;	/* ring finished and empty */
+	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
 };
 
 TAILQ_HEAD(job_list, job);
@@ -222,6 +224,52 @@ drain_write_packet(struct sring *r, const uint8_t *hdr, const uint8_t *buf,
 	return -1;
 }
 
+/*
+ * The ring is closing for good (thread or process gone): events its
+ * producer counted as lost but never reported in a LOST record (it had
+ * no event after them) go into one last, empty packet, so that the
+ * stream's events_discarded is exact.  Once per ring.
+ */
+static void
+drain_close(struct job *j)
+{
+	struct sring *r = j->r;
+	uint8_t hdr[CTF_PACKET_HDR_SIZE];
+	struct ctf_packet pk;
+	uint64_t n = 0, d, rec;
+	int i;
+
+	if (r->books_closed)
+		return;
+	r->books_closed = 1;
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
+		/* Client memory: read once, and a total that went
+		 * backwards is no loss. */
+		d = __atomic_load_n(&r->hdr->dropped[i], __ATOMIC_RELAXED);
+		rec = __atomic_load_n(&r->hdr->recorded[i], __ATOMIC_RELAXED);
+		if (d > rec && d - rec < (UINT64_C(1) << 48)) {
+			j->unrecorded[i] = d - rec;
+			n += d - rec;
+		}
+	}
+	if (n == 0)
+		return;
+	memset(&pk, 0, sizeof(pk));
+	pk.uuid = r->s->uuid;
+	pk.stream_instance_id = r->index;
+	pk.ts_begin = pk.ts_end = r->last_ts;
+	pk.content_bytes = CTF_PACKET_HDR_SIZE;
+	pk.seq = r->seq;
+	pk.events_discarded = r->discarded + n;
+	pk.tid = (uint32_t)r->tid;
+	ctf_packet_header(hdr, &pk);
+	if (drain_write_packet(r, hdr, NULL, 0) == 0)
+		r->seq++;
+	else
+		j->write_errno = errno;
+	r->discarded += n;
+}
+
 static void
 drain(struct job *j, struct drain_ctx *c)
 {
@@ -289,13 +337,15 @@ drain(struct job *j, struct drain_ctx *c)
 	}
 	/* Ask for a wakeup again: the producer's next crossing notifies. */
 	__atomic_store_n(&r->hdr->wakeup, 1, __ATOMIC_RELEASE);
-	if (j->sync && r->stream_fd != -1 && fdatasync(r->stream_fd) == -1 &&
-	    j->write_errno == 0)
-		j->write_errno = errno;
 	if ((__atomic_load_n(&r->hdr->flags, __ATOMIC_ACQUIRE) &
 	    TRACED_RING_FINISHED) &&
 	    __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE) == r->tail)
 		j->finished = 1;
+	if (j->final || j->finished)
+		drain_close(j);
+	if (j->sync && r->stream_fd != -1 && fdatasync(r->stream_fd) == -1 &&
+	    j->write_errno == 0)
+		j->write_errno = errno;
 }
 
 static void *
@@ -357,12 +407,18 @@ job_complete(struct job *j)
 	struct sring *r = j->r;
 	struct session *s = r->s;
 	int i, sync_again;
+	uint64_t lost = j->lost_write;
+	unsigned causes = j->lost_write ? 1u << TRACED_DROP_WRITE_ERROR : 0;
 
 	r->queued = 0;
 	r->events += j->events;
 	r->bytes += j->bytes;
-	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
-		r->lost[i] += j->lost[i];
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
+		r->lost[i] += j->lost[i] + j->unrecorded[i];
+		lost += j->lost[i] + j->unrecorded[i];
+		if (j->lost[i] + j->unrecorded[i] > 0)
+			causes |= 1u << i;
+	}
 	if (j->lost_write > 0) {
 		if (r->write_errno == 0)
 			log_warnx("session %u (%s[%d]) thread %d: cannot "
@@ -374,6 +430,8 @@ job_complete(struct job *j)
 		r->lost[TRACED_DROP_WRITE_ERROR] += j->lost_write;
 	}
 	r->write_errno = j->write_errno;
+	if (lost > 0)
+		session_warn_loss(s, r, lost, causes);
 	if (j->invalid != NULL) {
 		log_warnx("session %u (%s[%d]) thread %d: ring refused at "
 		    "position %llu: %s; no longer reading it", s->id, s->comm,
@@ -516,6 +574,7 @@ writeout_submit(struct sring *r, int sync)
 	j->evtab = evtab_get(r->s->evtab);
 	j->sync = sync;
 	j->gen = td->flush_gen;
+	j->final = r->s->closing;
 	r->queued = 1;
 	wo->outstanding++;
 	pthread_mutex_lock(&wo->lock);

@@ -121,6 +121,11 @@ struct traced_ring_hdr {
 	 * published by the next head store-release). */
 	uint64_t dropped[TRACED_DROP_PRODUCER_NCAUSES]
 	    __attribute__((aligned(128)));
+	/* Producer: of those, how many a LOST record in the ring already
+	 * reports.  dropped - recorded is what no record will ever say
+	 * if the thread ends now: the daemon reports it when it closes the
+	 * stream. */
+	uint64_t	recorded[TRACED_DROP_PRODUCER_NCAUSES];
 	uint32_t	flags;		/* TRACED_RING_*, store-release */
 
 	/* Daemon: next byte to read.  Store-release after the span was
