@@ -35,6 +35,14 @@
 
 #include "internal.h"
 
+/*
+ * Ask the daemon for a drain once a ring is this fraction full: early
+ * enough that the rest of the ring absorbs the time a drain takes to
+ * start (a burst, the wakeup, the daemon's turn), late enough that the
+ * wakeup costs once per quarter ring.
+ */
+#define TRACED_WAKE_FRACTION	4
+
 TRACED_EXPORT __thread struct traced_thread traced_tls
     __attribute__((tls_model("initial-exec")));
 
@@ -141,8 +149,12 @@ ring_create(struct traced_thread *t)
 	    -1, 0);
 	if (base == MAP_FAILED)
 		goto fail_fd;
+	/*
+	 * MAP_POPULATE: the pages are allocated now, not by page faults
+	 * in the middle of later trace calls.
+	 */
 	if (mmap(base, file_len, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED ||
 	    mmap(base + file_len, size, PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_FIXED, fd, TRACED_RING_HDR_SIZE) == MAP_FAILED) {
 		munmap(base, map_len);
@@ -183,7 +195,7 @@ ring_create(struct traced_thread *t)
 	t->mask = size - 1;
 	t->head = 0;
 	t->limit = ring_lost_pending() ? 0 : size;
-	t->wake_at = size / 2;
+	t->wake_at = size / TRACED_WAKE_FRACTION;
 	lib_wake();
 	return 0;
 
@@ -296,8 +308,8 @@ traced_wake_slow(void)
 	/* A pending LOST record keeps limit at 0, forcing the slow path. */
 	if (t->head - tail <= ring_size && ring_lost_pending() == 0)
 		t->limit = tail + ring_size;
-	if (t->head - tail < ring_size / 2) {
-		t->wake_at = tail + ring_size / 2;
+	if (t->head - tail < ring_size / TRACED_WAKE_FRACTION) {
+		t->wake_at = tail + ring_size / TRACED_WAKE_FRACTION;
 		return;
 	}
 	/*

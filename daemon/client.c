@@ -629,6 +629,7 @@ session_remember(const struct session *s)
 	TAILQ_FOREACH(r, &s->rings, entry) {
 		e->threads[n].tid = r->tid;
 		e->threads[n].events = r->events;
+		e->threads[n].lost_records = r->lost_records;
 		memcpy(e->threads[n].lost, r->lost, sizeof(r->lost));
 		n++;
 	}

@@ -363,9 +363,10 @@ info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 		    "\"size\":%" PRIu64 ",\"fill_percent\":%" PRIu64 ","
 		    "\"events\":%" PRIu64 ",\"bytes\":%" PRIu64 ","
 		    "\"lost\":%" PRIu64 ",\"lost_by_cause\":{%s},"
+		    "\"lost_records\":%" PRIu64 ","
 		    "\"state\":\"%s\",\"stream\":%s,\"write_error\":%s}",
 		    s->id, (int)rg->tid, size, fill, rg->events, rg->bytes,
-		    lost, causes, rg->quarantined ? "refused" :
+		    lost, causes, rg->lost_records, rg->quarantined ? "refused" :
 		    rg->finished ? "finished" : "active",
 		    json_str(j1, sizeof(j1), rg->stream_path ?
 		    rg->stream_path : ""),
@@ -417,8 +418,9 @@ info_ended(struct reply *r)
 				reply_line(r, "{\"type\":\"ended_ring\","
 				    "\"session\":%u,\"tid\":%d,\"events\":%"
 				    PRIu64 ",\"lost\":%" PRIu64 ","
-				    "\"lost_by_cause\":{%s}}", e->id,
-				    (int)t->tid, t->events, lost, causes);
+				    "\"lost_by_cause\":{%s},\"lost_records\":%"
+				    PRIu64 "}", e->id, (int)t->tid, t->events,
+				    lost, causes, t->lost_records);
 			else
 				reply_line(r, "    thread %-7d events %" PRIu64
 				    "  lost %" PRIu64 "%s%s%s", (int)t->tid,
@@ -442,20 +444,21 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 		nsessions++;
 	if (reply_json(r))
 		reply_line(r, "{\"type\":\"trace\",\"trace_dir\":%s,"
-		    "\"state\":\"%s\",\"writeout_threads\":%u,"
+		    "\"state\":\"%s\",\"writeout_threads\":%u,\"writeout_nice\":%d,"
 		    "\"drain_interval_ms\":%u,\"default_ring_size\":%" PRIu64
 		    ",\"clock\":\"%s\",\"sessions\":%u}",
 		    json_str(j1, sizeof(j1), td->cfg.trace_dir),
 		    td->paused ? "off" : "on", writeout_nworkers(),
+		    td->cfg.writeout_nice,
 		    td->cfg.drain_ms, traced_ring_size(td->cfg.ring_order),
 		    traced_clock_use_tsc() && td->have_tsc ? "tsc" : "monotonic",
 		    nsessions);
 	else {
 		reply_line(r, "trace file: %s (%s)", td->cfg.trace_dir,
 		    td->paused ? "off: paused" : "on");
-		reply_line(r, "writeout: %u threads, drain every %u ms; "
+		reply_line(r, "writeout: %u threads (nice %d), drain every %u ms; "
 		    "default ring %" PRIu64 " KiB per thread; clock %s",
-		    writeout_nworkers(), td->cfg.drain_ms,
+		    writeout_nworkers(), td->cfg.writeout_nice, td->cfg.drain_ms,
 		    traced_ring_size(td->cfg.ring_order) / 1024,
 		    td->have_tsc ? "tsc (monotonic for processes that ask)" :
 		    "monotonic");

@@ -38,6 +38,7 @@ usage(FILE *f)
 "usage: traced [-fhvV] [--foreground] [--runtime-dir DIR] [--trace-dir DIR]\n"
 "              [--state-dir DIR] [--ring-size BYTES] [--workers N]\n"
 "              [--drain-interval MS]\n"
+"              [--writeout-nice N]\n"
 "\n"
 "The traced daemon: drains the trace rings of traced programs into CTF\n"
 "trace directories and answers tracectl.\n"
@@ -54,6 +55,8 @@ usage(FILE *f)
 "                          a process may ask otherwise with TRACED_RING_SIZE)\n"
 "      --workers N         writeout threads (default: number of CPUs)\n"
 "      --drain-interval MS drain quiet rings this often (default 100)\n"
+"      --writeout-nice N   niceness of the writeout threads, 0-19 (default 19:\n"
+"                          drains use CPU the traced programs leave idle)\n"
 "  -v, --verbose           log debug messages\n"
 "  -V, --version           print the version\n"
 "  -h, --help              this text\n"
@@ -483,6 +486,7 @@ main(int argc, char *argv[])
 		{ "ring-size", required_argument, NULL, 'R' },
 		{ "workers", required_argument, NULL, 'W' },
 		{ "drain-interval", required_argument, NULL, 'D' },
+		{ "writeout-nice", required_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -492,6 +496,7 @@ main(int argc, char *argv[])
 	struct event_config *ecfg;
 	struct timeval tv;
 	uint64_t ring_size = 0;
+	int nice_set = 0;
 	unsigned long v;
 	char *end;
 	int ch;
@@ -536,6 +541,17 @@ main(int argc, char *argv[])
 			else
 				td->cfg.drain_ms = (unsigned)v;
 			break;
+		case 'N':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || v > 19) {
+				fprintf(stderr, "traced: --writeout-nice: "
+				    "'%s' is not 0 to 19\n", optarg);
+				return 2;
+			}
+			td->cfg.writeout_nice = (int)v;
+			nice_set = 1;
+			break;
 		case 'v':
 			log_verbose = 1;
 			break;
@@ -559,7 +575,10 @@ main(int argc, char *argv[])
 	{
 		unsigned w = td->cfg.workers, d = td->cfg.drain_ms;
 
+		int n = td->cfg.writeout_nice;
+
 		config_defaults(&td->cfg);
+		td->cfg.writeout_nice = nice_set ? n : 19;
 		if (w)
 			td->cfg.workers = w;
 		if (d)
@@ -610,7 +629,7 @@ main(int argc, char *argv[])
 		if (event_reinit(td->base) == -1)
 			fatalx("libevent: cannot reinitialize after fork");
 	}
-	td->wo = writeout_new(td->base, td->cfg.workers);
+	td->wo = writeout_new(td->base, td->cfg.workers, td->cfg.writeout_nice);
 	if (client_listen(td->client_fd) == -1 ||
 	    control_listen(td->control_fd) == -1)
 		fatalx("cannot watch the sockets");

@@ -26,7 +26,8 @@ struct event;
 struct event_base;
 struct reply;
 
-#define DRAIN_CHUNK	(1u << 20)	/* largest packet payload */
+#define DRAIN_CHUNK	(64u << 10)	/* largest packet payload: tail is
+					   published after each packet */
 
 /* One registered provider of a session. */
 struct sprov {
@@ -83,6 +84,7 @@ struct sring {
 	int		 quarantined;	/* failed validation: not drained */
 	uint64_t	 gen_done;	/* flush generation drained+synced */
 	uint64_t	 events;
+	uint64_t	 lost_records;	/* traced:lost events in the stream */
 	uint64_t	 bytes;
 	uint64_t	 lost[TRACED_DROP_NCAUSES];
 	int		 write_errno;	/* last write error, 0 if none */
@@ -124,6 +126,7 @@ TAILQ_HEAD(session_list, session);
 struct ended_thread {
 	pid_t		 tid;
 	uint64_t	 events;
+	uint64_t	 lost_records;
 	uint64_t	 lost[TRACED_DROP_NCAUSES];
 };
 
@@ -156,6 +159,7 @@ struct config {
 	uint32_t	 ring_order;
 	unsigned	 workers;
 	unsigned	 drain_ms;
+	int		 writeout_nice;	/* niceness of the writeout threads */
 	int		 foreground;
 	int		 user;		/* a per-user daemon, not the system's */
 };
@@ -235,7 +239,8 @@ int	state_glob_match(const char *pattern, const char *name);
 
 /* writeout.c */
 struct writeout;
-struct writeout *writeout_new(struct event_base *base, unsigned nworkers);
+struct writeout *writeout_new(struct event_base *base, unsigned nworkers,
+	    int nice);
 void	writeout_free(struct writeout *wo);
 void	writeout_submit(struct sring *r, int sync);
 void	writeout_drain_all(int sync);

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -60,6 +61,7 @@ struct job {
 	uint64_t	 tail;		/* the tail we started from */
 	/* Results. */
 	uint64_t	 events;
+	uint64_t	 lost_records;
 	uint64_t	 bytes;
 	uint64_t	 lost_write;	/* events lost to write errors */
 	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES];
@@ -67,6 +69,7 @@ struct job {
 	const char	*invalid;	/* why the span was refused */
 	uint64_t	 invalid_at;	/* its ring position */
 	int		 finished;	/* ring finished and empty */
+	int		 more;		/* stopped with data left: requeue */
 	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
 };
 
@@ -80,6 +83,7 @@ struct writeout {
 	int		 stop;		/* under lock */
 	unsigned	 nworkers;
 	pthread_t	*threads;
+	int		 nice;		/* for the workers */
 	int		 efd;		/* done -> loop */
 	struct event	*ev;
 	unsigned	 outstanding;	/* loop thread: jobs out */
@@ -145,6 +149,7 @@ drain_walk(struct job *j, const uint8_t *buf, size_t len,
 			for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
 				j->lost[i] += lost.cause[i];
 			*discarded += lost.count;
+			j->lost_records++;
 		} else {
 			if (h.id < TRACED_EVENT_ID_BASE ||
 			    h.id - TRACED_EVENT_ID_BASE >= et->nids) {
@@ -270,6 +275,24 @@ drain_close(struct job *j)
 	r->discarded += n;
 }
 
+/*
+ * Load the producer's head and check it against our tail: it never goes
+ * backwards nor runs more than the ring ahead.  0, or -1 with the job
+ * marked invalid.
+ */
+static int
+drain_load_head(struct job *j, uint64_t tail, uint64_t size, uint64_t *head)
+{
+	/* Pairs with the store-release of head in traced_commit(). */
+	*head = __atomic_load_n(&j->r->hdr->head, __ATOMIC_ACQUIRE);
+	if (*head >= tail && *head - tail <= size)
+		return 0;
+	j->invalid = *head < tail ? "head went backwards" :
+	    "head beyond the ring";
+	j->invalid_at = *head;
+	return -1;
+}
+
 static void
 drain(struct job *j, struct drain_ctx *c)
 {
@@ -279,14 +302,17 @@ drain(struct job *j, struct drain_ctx *c)
 	struct ctf_packet pk;
 
 	j->tail = tail;
-	head = __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE);
-	if (head < tail || head - tail > size) {
-		j->invalid = head < tail ? "head went backwards" :
-		    "head beyond the ring";
-		j->invalid_at = head;
+	if (drain_load_head(j, tail, size, &head) == -1)
 		return;
-	}
-	while (tail < head) {
+	/*
+	 * Packet by packet.  Once a packet's bytes are copied out and
+	 * checked they are ours: tail is published before the (slower)
+	 * write, so the producer gets its room back at once.  Head is
+	 * read again after each packet, so a busy ring is followed while
+	 * it fills, up to one ring's worth per job: then it goes to the
+	 * back of the queue (j->more) and the other rings get their turn.
+	 */
+	while (tail < head && tail - j->tail < size) {
 		uint64_t want = head - tail, first_ts = 0;
 		uint64_t discarded = r->discarded;
 		uint64_t events_before = j->events;
@@ -306,6 +332,11 @@ drain(struct job *j, struct drain_ctx *c)
 			j->invalid_at = tail;
 			return;
 		}
+		tail += (uint64_t)len;
+		r->tail = tail;
+		/* Pairs with the producer's load-acquire of tail. */
+		__atomic_store_n(&r->hdr->tail, tail, __ATOMIC_RELEASE);
+
 		memset(&pk, 0, sizeof(pk));
 		pk.uuid = r->s->uuid;
 		pk.stream_instance_id = r->index;
@@ -328,17 +359,16 @@ drain(struct job *j, struct drain_ctx *c)
 			j->write_errno = errno;
 			j->events = events_before;
 			j->lost_write += n;
-			r->discarded += n + (discarded - r->discarded);
+			r->discarded = discarded + n;
 		}
-		tail += (uint64_t)len;
-		/* Pairs with the producer's load-acquire of tail. */
-		__atomic_store_n(&r->hdr->tail, tail, __ATOMIC_RELEASE);
-		r->tail = tail;
+		if (drain_load_head(j, tail, size, &head) == -1)
+			return;
 	}
+	j->more = tail < head;
 	/* Ask for a wakeup again: the producer's next crossing notifies. */
 	__atomic_store_n(&r->hdr->wakeup, 1, __ATOMIC_RELEASE);
 	if ((__atomic_load_n(&r->hdr->flags, __ATOMIC_ACQUIRE) &
-	    TRACED_RING_FINISHED) &&
+	    TRACED_RING_FINISHED) && head == r->tail &&
 	    __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE) == r->tail)
 		j->finished = 1;
 	if (j->final || j->finished)
@@ -360,6 +390,9 @@ writeout_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	(void)prctl(PR_SET_NAME, "traced-writeout", 0, 0, 0);
+	/* Below the traced programs: drains take CPU they leave idle. */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), wo->nice) == -1)
+		log_warn("writeout thread: setpriority %d", wo->nice);
 	c.buf = malloc(DRAIN_CHUNK);
 	if (c.buf == NULL)
 		fatal("writeout buffer");
@@ -412,6 +445,7 @@ job_complete(struct job *j)
 
 	r->queued = 0;
 	r->events += j->events;
+	r->lost_records += j->lost_records;
 	r->bytes += j->bytes;
 	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
 		r->lost[i] += j->lost[i] + j->unrecorded[i];
@@ -442,6 +476,8 @@ job_complete(struct job *j)
 	if (j->gen > r->gen_done && j->sync)
 		r->gen_done = j->gen;
 	evtab_put(j->evtab);
+	if (j->more)
+		r->again = 1;
 	if (j->finished && !r->again) {
 		log_debug("session %u thread %d finished", s->id, (int)r->tid);
 		r->finished = 1;
@@ -483,7 +519,7 @@ writeout_done_cb(int fd, short what, void *arg)
  * Start the pool.  Returns it, or NULL (logged).  Loop thread.
  */
 struct writeout *
-writeout_new(struct event_base *base, unsigned nworkers)
+writeout_new(struct event_base *base, unsigned nworkers, int nice)
 {
 	struct writeout *wo;
 	unsigned i;
@@ -492,6 +528,7 @@ writeout_new(struct event_base *base, unsigned nworkers)
 	if (wo == NULL)
 		return NULL;
 	pthread_mutex_init(&wo->lock, NULL);
+	wo->nice = nice;
 	pthread_cond_init(&wo->cond, NULL);
 	TAILQ_INIT(&wo->todo);
 	TAILQ_INIT(&wo->done);

@@ -48,6 +48,23 @@ check-unit: $(UNIT_TESTS)
 check-integration: all $(HELPERS)
 	$(Q)O=$(abspath $(O)) SANITIZE=$(SANITIZE) sh tests/run-integration.sh $(INTEG_TESTS)
 
+# Benchmark programs: the same event through traced and LTTng-UST.
+$(eval $(call tracegen_rule,bench,tests/bench/trace-events,$(O)/gen/bench))
+BENCH_TRACED := $(O)/bench/bench-traced
+BENCH_LTTNG := $(O)/bench/bench-lttng
+$(BENCH_TRACED): tests/bench/bench.c $(O)/gen/bench/trace.h $(O)/gen/bench/trace.c $(LIBSO)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(COMPILE) -DBENCH_TRACED -I$(O)/gen/bench -o $@ \
+		tests/bench/bench.c $(O)/gen/bench/trace.c -L$(O)/lib -ltraced \
+		-Wl,-rpath,$(abspath $(O))/lib $(P_LDFLAGS)
+$(BENCH_LTTNG): tests/bench/bench.c tests/bench/bench-lttng-tp.c tests/bench/bench-lttng-tp.h
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -DBENCH_LTTNG \
+		-Itests/bench -o $@ tests/bench/bench.c \
+		tests/bench/bench-lttng-tp.c $(call pkg_cflags,lttng-ust) \
+		$(call pkg_libs,lttng-ust) -ldl -pthread
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)sh tools/deps.sh bench
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_TRACED) $(BENCH_LTTNG)
 	$(Q)O=$(abspath $(O)) sh tests/bench/run.sh

@@ -38,6 +38,8 @@
 #define RING_ORDER	12
 #define RING_BYTES	(1u << RING_ORDER)
 #define HALF		(RING_BYTES / 2)
+/* The producer asks for a drain at a quarter full (TRACED_WAKE_FRACTION). */
+#define WAKE		(RING_BYTES / 4)
 
 /* ---- checks inside a scenario thread ------------------------------- */
 
@@ -1010,9 +1012,9 @@ test_ring_nested_drop_then_wakeup_keeps_lost_record(void **state)
  * Write 32-byte events until the ring holds 'until' bytes, checking the
  * wakeup flag and the drain request (lring.notify) after each commit:
  * the producer never arms the flag, and asks for a drain only when it
- * clears it.  With 'strict' (armed while less than half full), the flag
- * must stay armed while the ring is less than half full and be cleared
- * by the first commit that fills it past half.  Returns how many times
+ * clears it.  With 'strict' (armed while less than a quarter full), the flag
+ * must stay armed while the ring is less than a quarter full and be
+ * cleared by the first commit that fills it past a quarter.  Returns how many times
  * the producer cleared the flag.
  */
 static unsigned
@@ -1035,9 +1037,9 @@ fill_watching_wakeup(struct cons *c, struct lring *lr, uint64_t until,
 		T_TRUE(!asked || (was && !now)); /* asks only when clearing */
 		clears += was && !now;
 		asks += asked != 0;
-		if (strict && fill < HALF)
+		if (strict && fill < WAKE)
 			T_EQ(now, 1);
-		if (strict && fill > HALF)
+		if (strict && fill > WAKE)
 			T_EQ(now, 0);
 		was = now;
 	}
@@ -1055,11 +1057,11 @@ sc_wakeup(void)
 	lr = my_lring();
 	__atomic_store_n(&lr->notify, 0, __ATOMIC_RELEASE);
 
-	/* Armed: cleared exactly once, when the ring fills past half. */
+	/* Armed: cleared exactly once, when the ring fills past a quarter. */
 	__atomic_store_n(&c.hdr->wakeup, 1, __ATOMIC_RELAXED);
-	T_EQ(fill_watching_wakeup(&c, lr, HALF - 32, 1), 0);
+	T_EQ(fill_watching_wakeup(&c, lr, WAKE - 32, 1), 0);
 	T_EQ(c.hdr->wakeup, 1);
-	T_EQ(fill_watching_wakeup(&c, lr, HALF + 32, 1), 1);
+	T_EQ(fill_watching_wakeup(&c, lr, WAKE + 32, 1), 1);
 	T_EQ(c.hdr->wakeup, 0);
 	/* Not re-armed: filling on asks nothing more. */
 	T_EQ(fill_watching_wakeup(&c, lr, RING_BYTES - 256, 0), 0);
@@ -1068,11 +1070,11 @@ sc_wakeup(void)
 	/* The daemon drained and re-armed: the same again. */
 	cons_skip_all(&c);
 	__atomic_store_n(&c.hdr->wakeup, 1, __ATOMIC_RELAXED);
-	T_EQ(fill_watching_wakeup(&c, lr, HALF - 32, 1), 0);
-	T_EQ(fill_watching_wakeup(&c, lr, HALF + 32, 1), 1);
+	T_EQ(fill_watching_wakeup(&c, lr, WAKE - 32, 1), 0);
+	T_EQ(fill_watching_wakeup(&c, lr, WAKE + 32, 1), 1);
 	T_EQ(fill_watching_wakeup(&c, lr, RING_BYTES - 1024, 0), 0);
 
-	/* Re-armed while still over half: asked once more before the
+	/* Re-armed while still over a quarter: asked once more before the
 	 * ring is full, and only once. */
 	__atomic_store_n(&c.hdr->wakeup, 1, __ATOMIC_RELAXED);
 	T_EQ(fill_watching_wakeup(&c, lr, RING_BYTES, 0), 1);
