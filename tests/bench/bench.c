@@ -73,8 +73,10 @@ loop_thread(void *arg)
 		samples[r * (unsigned long)nthreads + (unsigned long)id] =
 		    (double)(t1 - t0) / (double)nevents;
 		pthread_barrier_wait(&barrier);
+		/* Let the consumer catch up: about 0.5 s per 256 MB. */
 		if (id == 0)
-			usleep(200000);	/* let the consumer catch up */
+			usleep((useconds_t)(100000 + nevents *
+			    (unsigned long)nthreads / 8));
 	}
 	return NULL;
 }
