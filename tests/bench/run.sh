@@ -210,6 +210,7 @@ pair "enabled, 2 threads, no-loss ring"  on  2 $BIG 64M 4
 # rate_ok TRACER RATE: 0 if RATE events/s for RATE_SECONDS lose nothing
 # and the producers kept the pace.
 rate_ok() {
+	rate=$2
 	if [ "$1" = traced ]; then
 		line=$(td_run on 2 $RING rate 2 "$2" "$RATE_SECONDS")
 	else
@@ -217,7 +218,7 @@ rate_ok() {
 	fi
 	set -- $line
 	# emitted N behind B intrace lost cpu
-	say "    $2 ev/s: emitted $2 behind $4 kept $5 lost $6"
+	say "    $rate ev/s: emitted $2 behind $4 kept $5 lost $6"
 	# Lost nothing, kept everything, and kept the pace (5% of the
 	# 1 ms batches may start late: sleeping is not exact here).
 	[ "$6" = 0 ] && [ "$5" = "$2" ] && [ "$4" -lt $((RATE_SECONDS * 2 * 50)) ]
