@@ -78,6 +78,8 @@ struct lib {
 	uint32_t	 nrings;	/* ring numbers handed out */
 	uint64_t	 lost_disconnected; /* atomic */
 	int		 connected;	/* atomic mirror of state == UP */
+	int		 child_wait;	/* fork()ed from a traced parent: the
+					   first ring waits for a session */
 };
 
 extern struct lib lib TRACED_HIDDEN;
@@ -85,6 +87,7 @@ extern struct lib lib TRACED_HIDDEN;
 /* provider.c */
 void	lib_init_locked(void) TRACED_HIDDEN;
 void	lib_wake(void) TRACED_HIDDEN;
+void	lib_wait_session_locked(void) TRACED_HIDDEN;
 
 /* ring.c */
 void	ring_lib_init(void) TRACED_HIDDEN;

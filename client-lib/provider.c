@@ -112,11 +112,25 @@ lib_atfork_parent(void)
  * connection.  Drop both; its next event starts a session of its own.
  */
 static void
+lib_cond_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&lib.cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+static void
 lib_atfork_child(void)
 {
 	pthread_mutex_init(&lib.lock, NULL);
-	pthread_cond_init(&lib.cond, NULL);
+	lib_cond_init();
 	lib.pid = getpid();
+	/* A child of a traced parent traces with the parent's rules until
+	 * it has a session of its own: its first ring waits for one. */
+	lib.child_wait = __atomic_load_n(&lib.connected, __ATOMIC_RELAXED);
 	ring_atfork_child();
 	conn_atfork_child();
 }
@@ -125,16 +139,11 @@ lib_atfork_child(void)
 void
 lib_init_locked(void)
 {
-	pthread_condattr_t ca;
-
 	if (lib.initialized)
 		return;
 	lib.initialized = 1;
 	lib_read_env();
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&lib.cond, &ca);
-	pthread_condattr_destroy(&ca);
+	lib_cond_init();
 	/* Before any ring exists, so before any timestamp. */
 	traced_clock_tsc = traced_clock_use_tsc();
 	lib.pid = getpid();
@@ -266,4 +275,31 @@ traced_flush(void)
 		__atomic_store_n(&r->notify, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&lib.lock);
 	lib_wake();
+}
+
+/*
+ * Wait, at most TRACED_CONNECT_TIMEOUT_MS, until the daemon has mapped
+ * every provider's state page, or a connection attempt has failed.
+ * Called with lib.lock held, by the first ring of a fork()ed child, so
+ * that a child that traces and exits at once is not lost.
+ */
+void
+lib_wait_session_locked(void)
+{
+	struct timespec deadline;
+	unsigned attempts = lib.attempts;
+	struct lprov *lp;
+
+	deadline_after(&deadline, lib.connect_timeout_ms);
+	for (;;) {
+		for (lp = lib.providers; lp != NULL; lp = lp->next)
+			if (lp->p != NULL && !lp->acked)
+				break;
+		if (lp == NULL || (lib.state == CONN_DOWN &&
+		    lib.attempts != attempts))
+			return;
+		if (pthread_cond_timedwait(&lib.cond, &lib.lock,
+		    &deadline) == ETIMEDOUT)
+			return;
+	}
 }

@@ -186,6 +186,10 @@ ring_create(struct traced_thread *t)
 	lib.rings = r;
 	(void)conn_start_locked();	/* after fork(), in the child */
 	conn_ring_created_locked(r);
+	if (lib.child_wait) {
+		lib.child_wait = 0;
+		lib_wait_session_locked();
+	}
 	pthread_mutex_unlock(&lib.lock);
 	(void)pthread_setspecific(ring_key, r);
 
