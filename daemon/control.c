@@ -299,6 +299,47 @@ control_io_cb(int fd, short what, void *arg)
 }
 
 static void
+accept_resume_cb(int fd, short what, void *arg)
+{
+	struct event *ev = arg;
+
+	(void)fd;
+	(void)what;
+	event_add(ev, NULL);
+}
+
+/*
+ * accept() failed on listening event 'ev'.  Out of descriptors (or
+ * memory), the socket stays readable and the loop would spin: stop
+ * listening for a moment, and say so once a second at most.  Other
+ * errors are logged.  Loop thread.
+ */
+void
+accept_failed(struct event *ev, const char *what)
+{
+	static uint64_t last_warn;
+	struct timeval tv = { 0, 100000 };
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	int saved = errno;
+
+	if (saved == EAGAIN || saved == EINTR || saved == ECONNABORTED)
+		return;
+	if (now - last_warn > 1000000000u) {
+		errno = saved;
+		log_warn("accept on %s socket%s", what, saved == EMFILE ||
+		    saved == ENFILE || saved == ENOMEM || saved == ENOBUFS ?
+		    "; not accepting for 100 ms" : "");
+		last_warn = now;
+	}
+	if (saved == EMFILE || saved == ENFILE || saved == ENOMEM ||
+	    saved == ENOBUFS) {
+		event_del(ev);
+		event_base_once(td->base, -1, EV_TIMEOUT, accept_resume_cb, ev,
+		    &tv);
+	}
+}
+
+static void
 control_accept_cb(int lfd, short what, void *arg)
 {
 	struct ctlconn *c;
@@ -310,8 +351,7 @@ control_accept_cb(int lfd, short what, void *arg)
 	(void)arg;
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("accept on control socket");
+		accept_failed(td->ev_control, "control");
 		return;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {

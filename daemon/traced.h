@@ -253,6 +253,7 @@ struct evtab *evtab_get(struct evtab *t);
 int	control_listen(int fd);
 void	control_flush_check(void);
 void	control_close_all(void);
+void	accept_failed(struct event *ev, const char *what);
 
 /* cmd.c */
 struct reply;
