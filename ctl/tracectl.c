@@ -10,8 +10,9 @@
  * reply (CTL_LINE messages, then one CTL_END) into standard output, an
  * error message and an exit status:
  *
- *   0 done, 1 the command failed or was refused, 2 usage error,
- *   3 no daemon, or it stopped answering or answered nonsense.
+ *   0 done, 1 the command failed or was refused (by the daemon, or
+ *   by the control socket's mode: EACCES), 2 usage error, 3 no daemon,
+ *   or it stopped answering or answered nonsense.
  *
  * 'help' is answered here from the table, so it works with no daemon.
  * With --json the daemon sends one JSON value per line and tracectl
@@ -29,8 +30,10 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -330,12 +333,82 @@ socket_find(const char *rdir, char *path, size_t size)
 	return EXIT_UNREACHABLE;
 }
 
+/* Whether this process has group 'gid', primary or supplementary. */
+static int
+in_group(gid_t gid)
+{
+	gid_t	groups[NGROUPS_MAX];
+	int	i, n;
+
+	if (getegid() == gid)
+		return 1;
+	if ((n = getgroups(NGROUPS_MAX, groups)) == -1)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return 1;
+	return 0;
+}
+
+/*
+ * connect() failed with EACCES: say who may use the socket and how to
+ * be let in.  The system daemon's control.sock is mode 0660, group
+ * traced: reading commands and state-changing ones alike need the
+ * group (or root).
+ */
+static void
+ctl_denied(const char *path)
+{
+	struct stat	 st;
+	struct passwd	*pw;
+	struct group	*gr;
+	char		 owner[64], group[64];
+	const char	*me;
+	char		**m;
+	int		 listed = 0;
+
+	if (stat(path, &st) == -1) {
+		ctl_warnx("%s: permission denied: a directory on its path is "
+		    "closed to you (%s)", path, strerror(errno));
+		return;
+	}
+	if ((pw = getpwuid(st.st_uid)) != NULL)
+		snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+	else
+		snprintf(owner, sizeof(owner), "%u", (unsigned)st.st_uid);
+	if ((gr = getgrgid(st.st_gid)) != NULL) {
+		snprintf(group, sizeof(group), "%s", gr->gr_name);
+		me = (pw = getpwuid(getuid())) != NULL ? pw->pw_name : NULL;
+		for (m = gr->gr_mem; me != NULL && *m != NULL; m++)
+			if (strcmp(*m, me) == 0)
+				listed = 1;
+	} else
+		snprintf(group, sizeof(group), "%u", (unsigned)st.st_gid);
+	ctl_warnx("%s: permission denied: the socket is %s:%s, mode %04o, "
+	    "and you (uid %u) are %sin group %s", path, owner, group,
+	    (unsigned)(st.st_mode & 07777), (unsigned)getuid(),
+	    in_group(st.st_gid) ? "" : "not ", group);
+	if (in_group(st.st_gid))
+		ctl_warnx("check the mode of %s and of its directories",
+		    path);
+	else if (listed)
+		ctl_warnx("you were added to group %s after this login: log "
+		    "in again (or run 'newgrp %s')", group, group);
+	else
+		ctl_warnx("to use this daemon, ask an administrator to add "
+		    "you to group %s ('usermod -aG %s %s'), then log in "
+		    "again; or run tracectl as root", group, group,
+		    (pw = getpwuid(getuid())) != NULL ? pw->pw_name : "USER");
+}
+
 /*
  * Connect to control.sock; connect() and send() give up after the
- * timeout.  Returns the socket, or -1 after a message.
+ * timeout.  Returns 0 with the socket in *fdp, or an exit status after
+ * a message: EXIT_FAILED when the socket refuses us (EACCES: a
+ * daemon is there, we may not use it), else EXIT_UNREACHABLE.
  */
 static int
-ctl_connect(const char *path)
+ctl_connect(const char *path, int *fdp)
 {
 	struct sockaddr_un	 sun;
 	struct timeval		 tv;
@@ -346,7 +419,7 @@ ctl_connect(const char *path)
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) == -1) {
 		ctl_warnx("socket: %s", strerror(errno));
-		return -1;
+		return EXIT_UNREACHABLE;
 	}
 	if (timeout_s > 0) {
 		tv.tv_sec = timeout_s;
@@ -356,22 +429,24 @@ ctl_connect(const char *path)
 			ctl_warnx("setsockopt SO_SNDTIMEO: %s",
 			    strerror(errno));
 			close(fd);
-			return -1;
+			return EXIT_UNREACHABLE;
 		}
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		saved = errno == EAGAIN ? ETIMEDOUT : errno;
+		close(fd);
+		if (saved == EACCES) {
+			ctl_denied(path);
+			return EXIT_FAILED;
+		}
 		ctl_warnx("cannot connect to %s: %s", path, strerror(saved));
-		if (saved == EACCES)
-			ctl_warnx("the control socket is for uid 0 and the "
-			    "daemon's group");
-		else if (saved == ECONNREFUSED)
+		if (saved == ECONNREFUSED)
 			ctl_warnx("no daemon is listening there (stale "
 			    "socket?)");
-		close(fd);
-		return -1;
+		return EXIT_UNREACHABLE;
 	}
-	return fd;
+	*fdp = fd;
+	return 0;
 }
 
 /*
@@ -675,8 +750,8 @@ ctl_run(const char *rdir, const struct ctl_cmd *cmd)
 	if ((ret = socket_find(rdir, path, sizeof(path))) != 0)
 		return ret;
 	sock_path = path;
-	if ((fd = ctl_connect(path)) == -1)
-		return EXIT_UNREACHABLE;
+	if ((ret = ctl_connect(path, &fd)) != 0)
+		return ret;
 	memset(&reply, 0, sizeof(reply));
 	if ((ret = ctl_send(fd, cmd)) == 0 &&
 	    (ret = ctl_receive(fd, &reply)) == 0)

@@ -2,14 +2,34 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * traced: options, directories, sockets, the clock every session's
- * metadata describes, and the libevent loop (epoll backend) with its
- * signals and drain timer.
+ * traced: options and configuration, directories, sockets (its own or
+ * systemd's), the clock every session's metadata describes, and the
+ * libevent loop (epoll backend) with its signals and drain timer.
  *
- * Shutdown order (SIGINT, SIGTERM): stop accepting clients, drain every
- * ring of every session to the end, wait for the writeout jobs, answer
- * pending flushes, stop the workers, close sessions and sockets.
+ * Configuration: each setting comes from the defaults of the mode (the
+ * system daemon, or a per-user one), then the file (traced.conf(5)),
+ * then the command line; config.c parses, this file merges.  SIGHUP
+ * reads the file again and applies what changed in it to the settings
+ * that can change at run time (trace-dir, ring-size, drain-interval,
+ * writeout-nice); the others are logged as needing a restart, and an
+ * option given on the command line keeps winning.
+ *
+ * Sockets: when systemd passes listening sockets (LISTEN_FDS, named
+ * "client" and "control" by FileDescriptorName=), they are used as they
+ * are, never chmod'ed or unlinked; any socket not passed is created in
+ * the runtime directory, and removed at exit.
+ *
+ * Shutdown order (SIGINT, SIGTERM): tell systemd STOPPING=1, stop
+ * accepting clients, drain every ring of every session to the end, wait
+ * for the writeout jobs, answer pending flushes, stop the workers,
+ * close sessions and sockets.
  */
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -18,42 +38,67 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <systemd/sd-daemon.h>
 
 #include "clock.h"
 #include "traced.h"
 
+#define CONFIG_ALL	(CONFIG_BIT(CONFIG_NKEYS) - 1)
+
 struct traced *td;
+
+/*
+ * Where the settings came from (see the top of the file).  The loop
+ * thread reads them again on SIGHUP.
+ */
+static struct {
+	struct config	 defaults;	/* of this mode */
+	struct config	 file;		/* what the file gave ... */
+	unsigned	 file_keys;	/* ... these keys */
+	struct config	 cli;		/* what the options gave ... */
+	unsigned	 cli_keys;	/* ... these keys */
+	char		*path;		/* the file, read again on SIGHUP */
+	int		 explicit;	/* --config: it must exist */
+} conf;
+
+static int	client_ours;		/* we made client.sock: unlink it */
+static int	control_ours;		/* we made control.sock */
+static int	sockets_passed;		/* how many systemd gave us */
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
-"usage: traced [-fhvV] [--foreground] [--runtime-dir DIR] [--trace-dir DIR]\n"
-"              [--state-dir DIR] [--ring-size BYTES] [--workers N]\n"
-"              [--drain-interval MS]\n"
+"usage: traced [-fhvV] [--foreground] [--config FILE] [--system]\n"
+"              [--runtime-dir DIR] [--trace-dir DIR] [--state-dir DIR]\n"
+"              [--ring-size BYTES] [--workers N] [--drain-interval MS]\n"
 "              [--writeout-nice N]\n"
 "\n"
 "The traced daemon: drains the trace rings of traced programs into CTF\n"
 "trace directories and answers tracectl.\n"
 "\n"
 "  -f, --foreground        stay in the foreground (logs on stderr)\n"
+"  -c, --config FILE       settings file (system: " CONFIG_SYSTEM_FILE ";\n"
+"                          users: $XDG_CONFIG_HOME/traced/traced.conf);\n"
+"                          the options below override it\n"
+"      --system            be the system daemon even when not root: trace\n"
+"                          every user's processes, system directories\n"
 "  -r, --runtime-dir DIR   sockets client.sock and control.sock\n"
-"                          (root: /run/traced; users: $XDG_RUNTIME_DIR/traced\n"
-"                          or /tmp/traced-$UID)\n"
-"  -t, --trace-dir DIR     where traces go (root: /var/lib/traced/traces;\n"
+"                          (system: /run/traced; users: $XDG_RUNTIME_DIR/\n"
+"                          traced or /tmp/traced-$UID)\n"
+"  -t, --trace-dir DIR     where traces go (system: /var/lib/traced/traces;\n"
 "                          users: $XDG_DATA_HOME/traced/traces)\n"
-"  -s, --state-dir DIR     saved rules (root: /var/lib/traced; users:\n"
+"  -s, --state-dir DIR     saved rules (system: /var/lib/traced; users:\n"
 "                          $XDG_STATE_HOME/traced)\n"
-"      --ring-size BYTES   default ring per traced thread (default 1M;\n"
-"                          a process may ask otherwise with TRACED_RING_SIZE)\n"
-"      --workers N         writeout threads (default: number of CPUs)\n"
+"      --ring-size BYTES   default ring per traced thread, 4K to 1G\n"
+"                          (default 1M; a process may ask otherwise with\n"
+"                          TRACED_RING_SIZE)\n"
+"      --workers N         writeout threads, 1 to 64 (default: number of\n"
+"                          CPUs)\n"
 "      --drain-interval MS drain quiet rings this often (default 100)\n"
 "      --writeout-nice N   niceness of the writeout threads, 0-19 (default 19:\n"
 "                          drains use CPU the traced programs leave idle)\n"
@@ -61,7 +106,7 @@ usage(FILE *f)
 "  -V, --version           print the version\n"
 "  -h, --help              this text\n"
 "\n"
-"See traced(8).\n");
+"SIGHUP reloads the settings file.  See traced(8) and traced.conf(5).\n");
 }
 
 uint64_t
@@ -106,6 +151,7 @@ mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+
 static char *
 xstrdup(const char *s)
 {
@@ -114,87 +160,6 @@ xstrdup(const char *s)
 	if (p == NULL)
 		fatal("strdup");
 	return p;
-}
-
-static char *
-xpath(const char *a, const char *b)
-{
-	char *p;
-
-	if (asprintf(&p, "%s%s", a, b) == -1)
-		fatal("asprintf");
-	return p;
-}
-
-static void
-config_defaults(struct config *c)
-{
-	const char *home = getenv("HOME"), *x;
-	char buf[64];
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-	c->ring_order = TRACED_RING_ORDER_DEFAULT;
-	c->workers = ncpu > 0 ? (unsigned)ncpu : 2;
-	c->drain_ms = 100;
-	if (geteuid() == 0) {
-		if (c->runtime_dir == NULL)
-			c->runtime_dir = xstrdup("/run/traced");
-		if (c->state_dir == NULL)
-			c->state_dir = xstrdup("/var/lib/traced");
-		if (c->trace_dir == NULL)
-			c->trace_dir = xstrdup("/var/lib/traced/traces");
-		return;
-	}
-	c->user = 1;
-	if (home == NULL || *home == '\0')
-		home = "/tmp";
-	if (c->runtime_dir == NULL) {
-		x = getenv("XDG_RUNTIME_DIR");
-		if (x != NULL && *x != '\0')
-			c->runtime_dir = xpath(x, "/traced");
-		else {
-			snprintf(buf, sizeof(buf), "/tmp/traced-%u",
-			    (unsigned)getuid());
-			c->runtime_dir = xstrdup(buf);
-		}
-	}
-	if (c->state_dir == NULL) {
-		x = getenv("XDG_STATE_HOME");
-		c->state_dir = x != NULL && *x != '\0' ?
-		    xpath(x, "/traced") : xpath(home, "/.local/state/traced");
-	}
-	if (c->trace_dir == NULL) {
-		x = getenv("XDG_DATA_HOME");
-		c->trace_dir = x != NULL && *x != '\0' ?
-		    xpath(x, "/traced/traces") :
-		    xpath(home, "/.local/share/traced/traces");
-	}
-}
-
-static int
-parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end != '\0')
-		return -1;
-	*out = v;
-	return 0;
 }
 
 /*
@@ -252,6 +217,153 @@ listen_unix(const char *dir, const char *name, mode_t mode)
 	if (listen(fd, 128) == -1)
 		fatal("listen %s", sun.sun_path);
 	return fd;
+}
+
+/*
+ * Which of our sockets a passed descriptor is: by its name
+ * (FileDescriptorName=, systemd-socket-activate --fdname), else by the
+ * file it is bound to.  Returns 0 (client), 1 (control) or -1.
+ */
+static int
+socket_role(int fd, const char *name)
+{
+	struct sockaddr_un sun;
+	socklen_t len = sizeof(sun);
+	const char *base;
+
+	if (name != NULL && strcmp(name, "client") == 0)
+		return 0;
+	if (name != NULL && strcmp(name, "control") == 0)
+		return 1;
+	memset(&sun, 0, sizeof(sun));
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
+	    len <= offsetof(struct sockaddr_un, sun_path) ||
+	    sun.sun_path[0] == '\0')
+		return -1;
+	sun.sun_path[sizeof(sun.sun_path) - 1] = '\0';
+	base = strrchr(sun.sun_path, '/');
+	base = base != NULL ? base + 1 : sun.sun_path;
+	if (strcmp(base, TRACED_CLIENT_SOCK) == 0)
+		return 0;
+	if (strcmp(base, TRACED_CONTROL_SOCK) == 0)
+		return 1;
+	return -1;
+}
+
+/*
+ * Take the listening sockets systemd passed (socket activation), if
+ * any, into td->client_fd and td->control_fd.  They stay as systemd
+ * made them (owner, mode, path); only O_NONBLOCK and FD_CLOEXEC are
+ * set.  A socket that is not ours or not a listening SOCK_SEQPACKET
+ * Unix socket stops the start.
+ */
+static void
+sockets_inherit(void)
+{
+	static const char *const role_name[] = { "client", "control" };
+	char **names = NULL;
+	int n, i, fd, role, fl, *slot;
+
+	n = sd_listen_fds_with_names(1, &names);
+	if (n < 0)
+		fatalx("LISTEN_FDS: cannot take the sockets systemd passed: "
+		    "%s", strerror(-n));
+	for (i = 0; i < n; i++) {
+		fd = SD_LISTEN_FDS_START + i;
+		role = socket_role(fd, names != NULL ? names[i] : NULL);
+		if (role == -1)
+			fatalx("passed socket %d (name '%s') is neither "
+			    "client.sock nor control.sock: name it with "
+			    "FileDescriptorName=client or control", fd,
+			    names != NULL && names[i] != NULL ? names[i] : "");
+		if (sd_is_socket(fd, AF_UNIX, SOCK_SEQPACKET, 1) <= 0)
+			fatalx("passed socket %d (%s) is not a listening "
+			    "AF_UNIX SOCK_SEQPACKET socket (ListenSequential"
+			    "Packet=)", fd, role_name[role]);
+		slot = role == 0 ? &td->client_fd : &td->control_fd;
+		if (*slot != -1)
+			fatalx("systemd passed two %s sockets (%d and %d)",
+			    role_name[role], *slot, fd);
+		if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+		    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
+		    fcntl(fd, F_SETFD, FD_CLOEXEC) == -1)
+			fatal("passed socket %d", fd);
+		*slot = fd;
+	}
+	if (names != NULL) {
+		for (i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+	}
+	sockets_passed = n;
+}
+
+/*
+ * The two listening sockets: systemd's, else our own in the runtime
+ * directory (0666 and 0660 for the system daemon, 0600 for a user's).
+ * Called before any thread exists.
+ */
+static void
+sockets_open(void)
+{
+	td->client_fd = td->control_fd = -1;
+	sockets_inherit();
+	if (td->client_fd != -1 && td->control_fd != -1)
+		return;
+	runtime_dir_prepare(td->cfg.runtime_dir);
+	if (td->client_fd == -1) {
+		td->client_fd = listen_unix(td->cfg.runtime_dir,
+		    TRACED_CLIENT_SOCK, td->cfg.user ? 0600 : 0666);
+		client_ours = 1;
+	}
+	if (td->control_fd == -1) {
+		td->control_fd = listen_unix(td->cfg.runtime_dir,
+		    TRACED_CONTROL_SOCK, td->cfg.user ? 0600 : 0660);
+		control_ours = 1;
+	}
+}
+
+/* Close the sockets; remove the files of those we created. */
+static void
+sockets_close(void)
+{
+	char path[PATH_MAX];
+
+	close(td->client_fd);
+	close(td->control_fd);
+	if (client_ours) {
+		snprintf(path, sizeof(path), "%s/%s", td->cfg.runtime_dir,
+		    TRACED_CLIENT_SOCK);
+		unlink(path);
+	}
+	if (control_ours) {
+		snprintf(path, sizeof(path), "%s/%s", td->cfg.runtime_dir,
+		    TRACED_CONTROL_SOCK);
+		unlink(path);
+	}
+}
+
+/*
+ * log.c writes journald's "<N>" priority prefixes whenever
+ * JOURNAL_STREAM is set.  The variable is inherited, though: a daemon
+ * started from a shell inside a service would prefix lines going to a
+ * terminal or a file.  Keep it only when our stderr is the stream it
+ * names (device:inode, systemd.exec(5)).
+ */
+static void
+journal_stream_check(void)
+{
+	const char *v = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (v == NULL)
+		return;
+	if (sscanf(v, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1 ||
+	    (unsigned long long)st.st_dev != dev ||
+	    (unsigned long long)st.st_ino != ino)
+		unsetenv("JOURNAL_STREAM");
 }
 
 /* The boot id, which names this boot's clocks so that sessions merge. */
@@ -411,6 +523,8 @@ daemonize(void)
 	    path);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
+	journal_stream_check();		/* stderr is a file now */
+	log_init(0);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd != -1) {
 		dup2(fd, STDIN_FILENO);
@@ -438,6 +552,228 @@ timer_cb(int fd, short what, void *arg)
 				writeout_submit(r, 0);
 }
 
+/* (Re)arm the drain timer at the configured interval. */
+static void
+drain_timer_set(void)
+{
+	struct timeval tv;
+
+	tv.tv_sec = td->cfg.drain_ms / 1000;
+	tv.tv_usec = (suseconds_t)(td->cfg.drain_ms % 1000) * 1000;
+	event_add(td->ev_timer, &tv);
+}
+
+/*
+ * The settings the file 'file' (giving 'keys') and the command line
+ * make, from scratch, into c (cleared or heap strings only).  0 or -1.
+ */
+static int
+config_build(struct config *c, const struct config *file, unsigned keys)
+{
+	if (config_copy(c, &conf.defaults, CONFIG_ALL) == -1 ||
+	    config_copy(c, file, keys) == -1 ||
+	    config_copy(c, &conf.cli, conf.cli_keys) == -1)
+		return -1;
+	c->foreground = td->cfg.foreground;
+	c->user = conf.defaults.user;
+	return 0;
+}
+
+/*
+ * Move the trace output to 'path', like 'tracectl trace-file set': every
+ * session continues in a new directory there.  Returns 0, or -1
+ * (logged) with the output unchanged.
+ */
+static int
+reload_trace_dir(const char *path)
+{
+	struct session *s;
+	char *p;
+
+	if (mkdir_p(path, 0750) == -1 || access(path, W_OK | X_OK) == -1) {
+		log_warn("SIGHUP: trace-dir %s (traces still go to %s)", path,
+		    td->cfg.trace_dir);
+		return -1;
+	}
+	p = xstrdup(path);
+	free(td->cfg.trace_dir);
+	td->cfg.trace_dir = p;
+	(void)index_trace_dir_set(path, "reload");	/* logs its failure */
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		if (!s->closing && s->welcomed && session_rotate(s) == -1)
+			log_warnx("session %u could not move to %s", s->id,
+			    path);
+	return 0;
+}
+
+/*
+ * Give the running writeout threads niceness 'nice'.  They set their
+ * own when they start (writeout.c), so a running pool is found by
+ * thread name in /proc/self/task.  Lowering the niceness needs
+ * CAP_SYS_NICE or RLIMIT_NICE.  Returns 0, or -1 (logged).
+ */
+static int
+reload_nice(int nice)
+{
+	char path[64], comm[32];
+	struct dirent *de;
+	DIR *d;
+	ssize_t n;
+	int fd, rc = 0;
+	long tid;
+
+	if ((d = opendir("/proc/self/task")) == NULL) {
+		log_warn("SIGHUP: writeout-nice: /proc/self/task");
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if ((tid = strtol(de->d_name, NULL, 10)) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", tid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		comm[n] = '\0';
+		if (strcmp(comm, "traced-writeout\n") != 0)
+			continue;
+		if (setpriority(PRIO_PROCESS, (id_t)tid, nice) == -1) {
+			log_warn("SIGHUP: writeout-nice %d for thread %ld",
+			    nice, tid);
+			rc = -1;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/* Apply the new value of reloadable key k from c.  0, or -1 (logged). */
+static int
+reload_apply(int k, const struct config *c)
+{
+	switch (k) {
+	case CONFIG_TRACE_DIR:
+		return reload_trace_dir(c->trace_dir);
+	case CONFIG_RING_SIZE:
+		td->cfg.ring_order = c->ring_order;	/* new processes */
+		return 0;
+	case CONFIG_DRAIN_INTERVAL:
+		td->cfg.drain_ms = c->drain_ms;
+		drain_timer_set();
+		return 0;
+	case CONFIG_WRITEOUT_NICE:
+		if (reload_nice(c->writeout_nice) == -1)
+			return -1;
+		td->cfg.writeout_nice = c->writeout_nice;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Append ", text" (or "text") to the list in buf, cut short if full. */
+static void
+list_add(char *buf, size_t size, const char *text)
+{
+	size_t n = strlen(buf), m;
+
+	if (n > 0 && n + 2 < size) {
+		memcpy(buf + n, ", ", 2);
+		n += 2;
+	}
+	m = strlen(text);
+	if (m > size - n - 1)
+		m = size - n - 1;
+	memcpy(buf + n, text, m);
+	buf[n + m] = '\0';
+}
+
+/*
+ * SIGHUP: read the file again and apply each setting whose value in
+ * the file changed, unless an option overrides it.  One log line says
+ * what changed, what needs a restart and what the command line keeps.
+ * A bad file changes nothing.
+ */
+static void
+reload_cb(int sig, short what, void *arg)
+{
+	struct config nf, was, want;
+	unsigned nkeys = 0, bit;
+	char err[1024], a[PATH_MAX], b[PATH_MAX], item[2 * PATH_MAX + 64];
+	char done[4096] = "", restart[2048] = "", kept[512] = "";
+	char failed[512] = "";
+	int k, changed;
+
+	(void)sig;
+	(void)what;
+	(void)arg;
+	if (td->stopping)
+		return;
+	notify_reloading();
+	memset(&nf, 0, sizeof(nf));
+	memset(&was, 0, sizeof(was));
+	memset(&want, 0, sizeof(want));
+	if (config_load(&nf, &nkeys, conf.path, conf.explicit, err,
+	    sizeof(err)) == -1) {
+		log_warnx("SIGHUP: %s: configuration not reloaded, nothing "
+		    "changed", err);
+		goto out;
+	}
+	if (config_build(&was, &conf.file, conf.file_keys) == -1 ||
+	    config_build(&want, &nf, nkeys) == -1) {
+		log_warnx("SIGHUP: out of memory: configuration not reloaded");
+		goto out;
+	}
+	for (k = 0; k < CONFIG_NKEYS; k++) {
+		bit = CONFIG_BIT(k);
+		changed = ((conf.file_keys ^ nkeys) & bit) != 0 ||
+		    ((nkeys & bit) && !config_equal(&conf.file, &nf, k));
+		if (!changed)
+			continue;
+		if (conf.cli_keys & bit) {
+			list_add(kept, sizeof(kept), config_key_name(k));
+			continue;
+		}
+		if (config_equal(&was, &want, k))
+			continue;	/* e.g. the file now says the default */
+		config_format(&td->cfg, k, a, sizeof(a));
+		config_format(&want, k, b, sizeof(b));
+		snprintf(item, sizeof(item), "%s %s -> %s", config_key_name(k),
+		    a, b);
+		if (!config_key_reloadable(k))
+			list_add(restart, sizeof(restart), item);
+		else if (reload_apply(k, &want) == 0)
+			list_add(done, sizeof(done), item);
+		else {
+			/* Keep the old value: the next SIGHUP tries again. */
+			list_add(failed, sizeof(failed), config_key_name(k));
+			if ((conf.file_keys & bit) &&
+			    config_copy(&nf, &conf.file, bit) == 0)
+				nkeys |= bit;
+			else
+				nkeys &= ~bit;
+		}
+	}
+	log_info("SIGHUP: reloaded %s: %s%s%s%s%s%s%s%s%s", conf.path,
+	    done[0] != '\0' ? "changed " : "nothing changed", done,
+	    restart[0] != '\0' ? "; needs a restart: " : "", restart,
+	    failed[0] != '\0' ? "; could not change (see above): " : "",
+	    failed,
+	    kept[0] != '\0' ? "; the command line keeps " : "", kept,
+	    kept[0] != '\0' ? " (not from the file)" : "");
+	config_fini(&conf.file);
+	conf.file = nf;
+	conf.file_keys = nkeys;
+	memset(&nf, 0, sizeof(nf));
+out:
+	config_fini(&nf);
+	config_fini(&was);
+	config_fini(&want);
+	notify_reloaded();
+}
+
 static void
 shutdown_check(void)
 {
@@ -458,6 +794,7 @@ signal_cb(int sig, short what, void *arg)
 	}
 	log_info("signal %d: draining every ring, then exiting", sig);
 	td->stopping = 1;
+	notify_stopping();
 	event_del(td->ev_client);
 	for (s = TAILQ_FIRST(&td->sessions); s != NULL; s = next) {
 		next = TAILQ_NEXT(s, entry);
@@ -480,6 +817,8 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "system", no_argument, NULL, 'S' },
 		{ "runtime-dir", required_argument, NULL, 'r' },
 		{ "trace-dir", required_argument, NULL, 't' },
 		{ "state-dir", required_argument, NULL, 's' },
@@ -492,65 +831,49 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct event *ev_int, *ev_term, *ev_stop;
+	struct event *ev_int, *ev_term, *ev_hup, *ev_stop;
 	struct event_config *ecfg;
 	struct timeval tv;
-	uint64_t ring_size = 0;
-	int nice_set = 0;
-	unsigned long v;
-	char *end;
-	int ch;
+	const char *config_opt = NULL;
+	char err[1024], where[PATH_MAX + 64];
+	int ch, key, system_mode = 0;
 
 	td = calloc(1, sizeof(*td));
 	if (td == NULL)
 		return 1;
-	while ((ch = getopt_long(argc, argv, "fr:t:s:vVh", longopts,
+	while ((ch = getopt_long(argc, argv, "fc:r:t:s:vVh", longopts,
 	    NULL)) != -1) {
+		key = -1;
 		switch (ch) {
 		case 'f':
 			td->cfg.foreground = 1;
 			break;
+		case 'c':
+			config_opt = optarg;
+			break;
+		case 'S':
+			system_mode = 1;
+			break;
 		case 'r':
-			td->cfg.runtime_dir = xstrdup(optarg);
+			key = CONFIG_RUNTIME_DIR;
 			break;
 		case 't':
-			td->cfg.trace_dir = xstrdup(optarg);
+			key = CONFIG_TRACE_DIR;
 			break;
 		case 's':
-			td->cfg.state_dir = xstrdup(optarg);
+			key = CONFIG_STATE_DIR;
 			break;
 		case 'R':
-			if (parse_size(optarg, &ring_size) == -1) {
-				fprintf(stderr, "traced: --ring-size: '%s' is "
-				    "not a size (try 1M)\n", optarg);
-				return 2;
-			}
+			key = CONFIG_RING_SIZE;
 			break;
 		case 'W':
+			key = CONFIG_WORKERS;
+			break;
 		case 'D':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || v == 0 || v > 100000) {
-				fprintf(stderr, "traced: --%s: '%s' is not a "
-				    "positive number\n", ch == 'W' ? "workers" :
-				    "drain-interval", optarg);
-				return 2;
-			}
-			if (ch == 'W')
-				td->cfg.workers = (unsigned)(v > 64 ? 64 : v);
-			else
-				td->cfg.drain_ms = (unsigned)v;
+			key = CONFIG_DRAIN_INTERVAL;
 			break;
 		case 'N':
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || *end || v > 19) {
-				fprintf(stderr, "traced: --writeout-nice: "
-				    "'%s' is not 0 to 19\n", optarg);
-				return 2;
-			}
-			td->cfg.writeout_nice = (int)v;
-			nice_set = 1;
+			key = CONFIG_WRITEOUT_NICE;
 			break;
 		case 'v':
 			log_verbose = 1;
@@ -565,6 +888,12 @@ main(int argc, char *argv[])
 			usage(stderr);
 			return 2;
 		}
+		if (key != -1 && config_set(&conf.cli, &conf.cli_keys, key,
+		    optarg, err, sizeof(err)) == -1) {
+			fprintf(stderr, "traced: --%s: %s\n",
+			    config_key_name(key), err);
+			return 2;
+		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "traced: unexpected argument '%s'\n",
@@ -572,27 +901,34 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return 2;
 	}
-	{
-		unsigned w = td->cfg.workers, d = td->cfg.drain_ms;
 
-		int n = td->cfg.writeout_nice;
-
-		config_defaults(&td->cfg);
-		td->cfg.writeout_nice = nice_set ? n : 19;
-		if (w)
-			td->cfg.workers = w;
-		if (d)
-			td->cfg.drain_ms = d;
-	}
-	if (ring_size != 0) {
-		uint32_t o = TRACED_RING_ORDER_MIN;
-
-		while (o < TRACED_RING_ORDER_MAX && traced_ring_size(o) <
-		    ring_size)
-			o++;
-		td->cfg.ring_order = o;
-	}
+	/* Root is the system daemon; anyone else is a user's, unless
+	 * --system (the service runs as user traced). */
+	if (geteuid() == 0)
+		system_mode = 1;
+	journal_stream_check();
 	log_init(td->cfg.foreground);
+	if (config_defaults(&conf.defaults, system_mode) == -1)
+		fatal("configuration");
+	conf.explicit = config_opt != NULL;
+	conf.path = config_opt != NULL ? strdup(config_opt) :
+	    config_default_file(system_mode);
+	if (conf.path == NULL)
+		fatal("configuration");
+	switch (config_load(&conf.file, &conf.file_keys, conf.path,
+	    conf.explicit, err, sizeof(err))) {
+	case -1:
+		fatalx("%s", err);
+	case 0:
+		snprintf(where, sizeof(where), "no %s: defaults", conf.path);
+		break;
+	default:
+		snprintf(where, sizeof(where), "configuration %s", conf.path);
+		break;
+	}
+	if (config_build(&td->cfg, &conf.file, conf.file_keys) == -1)
+		fatal("configuration");
+
 	td->uid = geteuid();
 	td->gid = getegid();
 	td->next_session = 1;
@@ -604,12 +940,11 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	clock_setup();
 
-	runtime_dir_prepare(td->cfg.runtime_dir);
 	if (mkdir_p(td->cfg.trace_dir, 0750) == -1)
 		fatal("cannot create trace directory %s", td->cfg.trace_dir);
 	if (mkdir_p(td->cfg.state_dir, 0750) == -1)
 		fatal("cannot create state directory %s", td->cfg.state_dir);
-	state_rules_load();
+	index_open();
 
 	ecfg = event_config_new();
 	event_config_avoid_method(ecfg, "select");
@@ -620,10 +955,7 @@ main(int argc, char *argv[])
 		fatalx("libevent: no epoll backend");
 
 	/* Before any thread exists: fork() keeps only the caller. */
-	td->client_fd = listen_unix(td->cfg.runtime_dir, TRACED_CLIENT_SOCK,
-	    td->cfg.user ? 0600 : 0666);
-	td->control_fd = listen_unix(td->cfg.runtime_dir, TRACED_CONTROL_SOCK,
-	    td->cfg.user ? 0600 : 0660);
+	sockets_open();
 	if (!td->cfg.foreground) {
 		daemonize();
 		if (event_reinit(td->base) == -1)
@@ -636,44 +968,43 @@ main(int argc, char *argv[])
 
 	ev_int = evsignal_new(td->base, SIGINT, signal_cb, NULL);
 	ev_term = evsignal_new(td->base, SIGTERM, signal_cb, NULL);
+	ev_hup = evsignal_new(td->base, SIGHUP, reload_cb, NULL);
 	evsignal_add(ev_int, NULL);
 	evsignal_add(ev_term, NULL);
+	evsignal_add(ev_hup, NULL);
 	td->ev_timer = event_new(td->base, -1, EV_PERSIST, timer_cb, NULL);
-	tv.tv_sec = td->cfg.drain_ms / 1000;
-	tv.tv_usec = (suseconds_t)(td->cfg.drain_ms % 1000) * 1000;
-	event_add(td->ev_timer, &tv);
+	drain_timer_set();
 	ev_stop = event_new(td->base, -1, EV_PERSIST, stop_timer_cb, NULL);
 	tv.tv_sec = 0;
 	tv.tv_usec = 20000;
 	event_add(ev_stop, &tv);
+	notify_init(td->base);
 
-	log_info("traced %s ready: sockets in %s, traces to %s, %u writeout "
-	    "threads, %s clock for new processes", TRACED_VERSION, td->cfg.runtime_dir,
+	log_info("traced %s ready: %s daemon, %s; sockets in %s%s, traces "
+	    "to %s, %u writeout threads, %s clock for new processes",
+	    TRACED_VERSION, system_mode ? "system" : "per-user", where,
+	    td->cfg.runtime_dir, sockets_passed > 0 ? " (from systemd)" : "",
 	    td->cfg.trace_dir, writeout_nworkers(),
 	    traced_clock_use_tsc() && td->have_tsc ? "tsc" : "monotonic");
 	event_base_dispatch(td->base);
 
 	control_close_all();
 	writeout_free(td->wo);
-	close(td->client_fd);
-	close(td->control_fd);
-	{
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/%s", td->cfg.runtime_dir,
-		    TRACED_CLIENT_SOCK);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/%s", td->cfg.runtime_dir,
-		    TRACED_CONTROL_SOCK);
-		unlink(path);
-	}
+	index_close();
+	sockets_close();
+	notify_fini();
 	event_free(ev_int);
 	event_free(ev_term);
+	event_free(ev_hup);
 	event_free(ev_stop);
 	event_free(td->ev_timer);
 	event_free(td->ev_client);
 	event_free(td->ev_control);
 	event_base_free(td->base);
+	config_fini(&conf.defaults);
+	config_fini(&conf.file);
+	config_fini(&conf.cli);
+	free(conf.path);
 	log_info("stopped");
 	return 0;
 }

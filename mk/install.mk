@@ -4,6 +4,16 @@
 
 MANPAGES := $(wildcard man/*.[1-8])
 
+# systemd: units (systemd/NAME.in with the paths filled in), sysusers
+# and tmpfiles snippets, and the settings file.  SYSCONFDIR is /etc for
+# PREFIX=/usr, else under the prefix; the service names its settings
+# file with --config when it is not traced's default, /etc/traced/.
+SYSTEMD_UNITS	:= traced.service traced.socket traced-control.socket
+SYSCONFDIR	?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR	?= $(PREFIX)/lib/tmpfiles.d
+CONFIG_OPT	= $(if $(filter /etc,$(SYSCONFDIR)),, --config $(SYSCONFDIR)/traced/traced.conf)
+
 install: all
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
 		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/traced \
@@ -25,12 +35,21 @@ install: all
 	$(INSTALL) -d $(DESTDIR)$(DATADIR)/bash-completion/completions
 	$(INSTALL) -m 644 completion/tracectl.bash \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
-	if [ -d systemd ] && ls systemd/*.in >/dev/null 2>&1; then \
-		$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR); \
-		for u in systemd/*.in; do \
-			sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
-				$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$u .in); \
-		done; \
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/traced
+	for u in $(SYSTEMD_UNITS); do \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+			-e 's|@CONFIG_OPT@|$(CONFIG_OPT)|g' systemd/$$u.in \
+			> $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
+	$(INSTALL) -m 644 systemd/traced.sysusers $(DESTDIR)$(SYSUSERSDIR)/traced.conf
+	$(INSTALL) -m 644 systemd/traced.tmpfiles $(DESTDIR)$(TMPFILESDIR)/traced.conf
+	@# The settings file is the administrator's once installed: kept.
+	if [ -e $(DESTDIR)$(SYSCONFDIR)/traced/traced.conf ]; then \
+		echo "keeping $(DESTDIR)$(SYSCONFDIR)/traced/traced.conf"; \
+	else \
+		$(INSTALL) -m 644 etc/traced.conf $(DESTDIR)$(SYSCONFDIR)/traced/; \
 	fi
 
 uninstall:
@@ -39,3 +58,7 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/traced.h $(DESTDIR)$(PKGCONFIGDIR)/libtraced.pc \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/traced
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(SYSTEMD_UNITS)) \
+		$(DESTDIR)$(SYSUSERSDIR)/traced.conf \
+		$(DESTDIR)$(TMPFILESDIR)/traced.conf
+	@echo "left $(DESTDIR)$(SYSCONFDIR)/traced/traced.conf in place"
