@@ -9,7 +9,7 @@
 
 # First words of the commands, and the second words after "info".
 _tracectl_commands="help info trace-event trace-file"
-_tracectl_info="sessions trace trace-events"
+_tracectl_info="session sessions trace trace-events"
 
 _tracectl_options="-r --runtime-dir -j --json -t --timeout -h --help
     -V --version"
@@ -68,10 +68,18 @@ _tracectl()
 		case $sub in
 		sessions)
 			case $prev in
-			--since|--pid|--exe)	;;
-			*)	COMPREPLY=($(compgen -W "--since --pid --exe" \
-				    -- "$cur")) ;;
+			--since|--pid|--exe|--limit)	;;
+			*)	COMPREPLY=($(compgen -W "--since --pid --exe \
+				    --limit --all" -- "$cur")) ;;
 			esac ;;
+		session)
+			# ID: the newest sessions of the index, asked with
+			# the same global options (-r DIR).
+			if [ "$n" -eq 1 ]; then
+				COMPREPLY=($(compgen -W "$("${COMP_WORDS[@]:0:i}" \
+				    info sessions 2>/dev/null |
+				    awk 'NR > 1 { print $1 }')" -- "$cur"))
+			fi ;;
 		esac ;;
 	trace-event)
 		# PATTERN is free text; then on or off.

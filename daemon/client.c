@@ -13,7 +13,10 @@
  * A client that sends anything invalid is disconnected with a log line
  * saying why; what it already committed is still drained.  On EOF the
  * session drains every ring to its end, closes its streams and is
- * freed once the last job is back.  Loop thread only.
+ * freed once the last job is back.  The index (index.c) hears of each
+ * session when it starts, when it changes and when it ends, with how:
+ * "exited" (EOF), "disconnected" (we dropped it) or "daemon-stopped".
+ * Loop thread only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -208,6 +211,7 @@ session_rotate(struct session *s)
 		return -1;
 	TAILQ_FOREACH(r, &s->rings, entry)
 		r->reopen = 1;
+	index_session_changed(s);
 	return 0;
 }
 
@@ -298,6 +302,7 @@ session_hello(struct session *s, const struct traced_msg_hello *m)
 	if (session_make_dir(s) == -1)
 		return -1;
 	s->welcomed = 1;
+	index_session_changed(s);
 	memset(&w, 0, sizeof(w));
 	wire_hdr_init(&w.hdr, TRACED_MSG_WELCOME, sizeof(w));
 	w.version = TRACED_PROTOCOL_VERSION;
@@ -525,6 +530,7 @@ session_add_ring(struct session *s, const struct traced_msg_ring *m, int fd)
 	}
 	TAILQ_INSERT_TAIL(&s->rings, r, entry);
 	s->nrings++;
+	index_session_changed(s);
 	__atomic_store_n(&h->wakeup, 1, __ATOMIC_RELEASE);
 	log_debug("session %u: ring %u, thread %d, %zu bytes", s->id,
 	    r->index, (int)r->tid, size);
@@ -599,6 +605,7 @@ session_free(struct session *s)
 	free(s->provs);
 	evtab_put(s->evtab);
 	free(s->dir);
+	index_session_free(s);
 	free(s);
 }
 
@@ -668,15 +675,20 @@ session_check_done(struct session *s)
 		    s->id, (int)r->tid, (unsigned long long)r->events,
 		    (unsigned long long)lost);
 	}
+	index_session_end(s);
 	session_remember(s);
-	log_info("session %u: %s[%d] ended", s->id, s->comm, (int)s->pid);
+	log_info("session %u: %s[%d] ended (%s)", s->id, s->comm, (int)s->pid,
+	    s->how != NULL ? s->how : "exited");
 	TAILQ_REMOVE(&td->sessions, s, entry);
 	session_free(s);
 }
 
+/* The daemon is stopping: end the session (drained to the end). */
 void
 session_close(struct session *s)
 {
+	if (s->how == NULL)
+		s->how = "daemon-stopped";
 	session_eof(s);
 }
 
@@ -694,7 +706,7 @@ session_read_cb(int fd, short what, void *arg)
 	struct msghdr mh;
 	struct wire_msg m;
 	const char *why;
-	int fds[4], nfds = 0, i, rc;
+	int fds[4], nfds = 0, extra_fds = 0, i, rc;
 	ssize_t n;
 
 	(void)what;
@@ -706,13 +718,30 @@ session_read_cb(int fd, short what, void *arg)
 	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
+	/*
+	 * A failed recvmsg() leaves the control buffer undefined: reading
+	 * descriptors from it would close numbers that belong to others.
+	 */
+	if (n == -1)
+		mh.msg_controllen = 0;
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		for (i = 0; (size_t)i < (c->cmsg_len - CMSG_LEN(0)) /
-		    sizeof(int) && nfds < 4; i++)
-			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int),
+		    sizeof(int); i++) {
+			int extra;
+
+			if (nfds < 4) {
+				memcpy(&fds[nfds++], CMSG_DATA(c) +
+				    i * sizeof(int), sizeof(int));
+				continue;
+			}
+			/* More than any message carries: refused below. */
+			memcpy(&extra, CMSG_DATA(c) + i * sizeof(int),
 			    sizeof(int));
+			close(extra);
+			extra_fds++;
+		}
 	}
 	if (n <= 0) {
 		for (i = 0; i < nfds; i++)
@@ -720,6 +749,8 @@ session_read_cb(int fd, short what, void *arg)
 		if (n == -1)
 			log_warn("session %u: receive", s->id);
 		log_debug("session %u: end of connection", s->id);
+		if (s->how == NULL)
+			s->how = "exited";
 		session_eof(s);
 		return;
 	}
@@ -727,7 +758,7 @@ session_read_cb(int fd, short what, void *arg)
 		why = "message too large";
 		rc = -1;
 	} else
-		rc = wire_decode(buf, (size_t)n, nfds, &m, &why);
+		rc = wire_decode(buf, (size_t)n, nfds + extra_fds, &m, &why);
 	if (rc != 0) {
 		log_warnx("session %u: %s[%d]: %s; disconnecting it", s->id,
 		    s->comm, (int)s->pid, why);
@@ -740,6 +771,8 @@ session_read_cb(int fd, short what, void *arg)
 		if (rc != 0 && why == NULL)
 			log_warnx("session %u: %s[%d]: disconnecting it",
 			    s->id, s->comm, (int)s->pid);
+		if (s->how == NULL)
+			s->how = "disconnected";
 		session_eof(s);
 	}
 }
@@ -797,6 +830,7 @@ client_accept_cb(int lfd, short what, void *arg)
 	    session_read_cb, s);
 	event_add(s->ev, NULL);
 	TAILQ_INSERT_TAIL(&td->sessions, s, entry);
+	index_session_start(s);
 }
 
 /* Watch the listening client socket.  Returns 0 or -1. */

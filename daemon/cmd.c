@@ -52,6 +52,21 @@ json_str(char *buf, size_t size, const char *s)
 		} else
 			buf[o++] = (char)ch;
 	}
+	if (*s != '\0') {
+		/* Cut short: not in the middle of a UTF-8 sequence. */
+		size_t k = 0;
+
+		while (k < 3 && o - k > 1 &&
+		    ((unsigned char)buf[o - k - 1] & 0xc0) == 0x80)
+			k++;
+		if (o - k > 1 && (unsigned char)buf[o - k - 1] >= 0xc0) {
+			unsigned char lead = (unsigned char)buf[o - k - 1];
+			size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+
+			if (k + 1 < need)
+				o -= k + 1;
+		}
+	}
 	buf[o++] = '"';
 	buf[o] = '\0';
 	return buf;
@@ -283,6 +298,7 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 		}
 		free(td->cfg.trace_dir);
 		td->cfg.trace_dir = path;
+		(void)index_trace_dir_set(path, "set");
 		TAILQ_FOREACH(s, &td->sessions, entry)
 			if (!s->closing && s->welcomed &&
 			    session_rotate(s) == -1)
@@ -551,92 +567,341 @@ local:
 	return 0;
 }
 
-static void
-session_line(struct reply *r, uint32_t id, pid_t pid, uid_t uid,
-    const char *comm, const char *dir, uint64_t started, uint64_t ended)
+/* Local time of ns (CLOCK_REALTIME) as fmt (strftime) into buf. */
+static const char *
+fmt_time(char *buf, size_t size, uint64_t ns, const char *fmt)
 {
-	char j1[64], j2[PATH_MAX + 16], when[32], until[32];
-	time_t t = (time_t)(started / 1000000000u);
+	time_t t = (time_t)(ns / 1000000000u);
 	struct tm tm;
 
-	localtime_r(&t, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	if (ended) {
-		t = (time_t)(ended / 1000000000u);
-		localtime_r(&t, &tm);
-		strftime(until, sizeof(until), "%H:%M:%S", &tm);
-	} else
-		snprintf(until, sizeof(until), "running");
-	if (reply_json(r))
-		reply_line(r, "{\"session\":%u,\"pid\":%d,\"uid\":%u,"
-		    "\"comm\":%s,\"dir\":%s,\"started_ns\":%" PRIu64 ","
-		    "\"ended_ns\":%" PRIu64 "}", id, (int)pid, (unsigned)uid,
-		    json_str(j1, sizeof(j1), comm),
-		    json_str(j2, sizeof(j2), dir ? dir : ""), started, ended);
-	else
-		reply_line(r, "%6u  %-16s pid %-7d uid %-6u %s - %-8s  %s", id,
-		    comm, (int)pid, (unsigned)uid, when, until,
-		    dir ? dir : "-");
+	if (localtime_r(&t, &tm) == NULL || strftime(buf, size, fmt, &tm) == 0)
+		snprintf(buf, size, "?");
+	return buf;
 }
+
+/* A JSON string, or null for NULL. */
+static const char *
+json_str_null(char *buf, size_t size, const char *s)
+{
+	return s != NULL ? json_str(buf, size, s) : "null";
+}
+
+/*
+ * The JSON members every session item has, without braces.  Sized so
+ * that an item fits in one reply line with the longest strings cut.
+ */
+static void
+session_json(char *out, size_t size, const struct index_session *s)
+{
+	char comm[64], name[600], exe[600], cmdline[3072], clock[32];
+	char dir[2048], ended[32], how[64];
+
+	if (s->how != NULL)
+		snprintf(ended, sizeof(ended), "%" PRIu64, s->ended);
+	else
+		snprintf(ended, sizeof(ended), "null");
+	snprintf(out, size, "\"session\":%u,\"run\":%u,\"pid\":%d,\"uid\":%u,"
+	    "\"gid\":%u,\"comm\":%s,\"name\":%s,\"exe\":%s,\"cmdline\":%s,"
+	    "\"clock\":%s,\"dir\":%s,\"started_ns\":%" PRIu64 ","
+	    "\"ended_ns\":%s,\"how\":%s,\"events\":%" PRIu64 ","
+	    "\"lost\":%" PRIu64 ",\"lost_before_connect\":%" PRIu64, s->id,
+	    s->run, (int)s->pid, (unsigned)s->uid, (unsigned)s->gid,
+	    json_str(comm, sizeof(comm), s->comm),
+	    json_str(name, sizeof(name), s->name),
+	    json_str_null(exe, sizeof(exe), s->exe),
+	    json_str_null(cmdline, sizeof(cmdline), s->cmdline),
+	    json_str_null(clock, sizeof(clock), s->clock),
+	    json_str_null(dir, sizeof(dir), s->dir), s->started, ended,
+	    json_str(how, sizeof(how), s->how != NULL ? s->how : "running"),
+	    s->events, s->lost,
+	    s->lost_before_connect);
+}
+
+/* One line of info sessions. */
+static void
+sessions_row(void *arg, const struct index_session *s)
+{
+	struct reply *r = arg;
+	char json[TRACED_MSG_MAX], start[32], end[32], d1[16], d2[16];
+
+	if (reply_json(r)) {
+		session_json(json, sizeof(json), s);
+		reply_line(r, "{%s}", json);
+		return;
+	}
+	fmt_time(start, sizeof(start), s->started, "%Y-%m-%d %H:%M:%S");
+	if (s->how == NULL)
+		snprintf(end, sizeof(end), "-");
+	else if (strcmp(fmt_time(d1, sizeof(d1), s->started, "%F"),
+	    fmt_time(d2, sizeof(d2), s->ended, "%F")) == 0)
+		fmt_time(end, sizeof(end), s->ended, "%H:%M:%S");
+	else
+		fmt_time(end, sizeof(end), s->ended, "%Y-%m-%d %H:%M:%S");
+	reply_line(r, "%6u %s  %-8s  %-14s %7d %6u %10" PRIu64 " %8" PRIu64
+	    "  %-16s %s", s->id, start, end, s->how != NULL ? s->how :
+	    "running", (int)s->pid, (unsigned)s->uid, s->events, s->lost,
+	    s->name, s->dir != NULL ? s->dir : "-");
+}
+
+#define INFO_SESSIONS_LIMIT	100	/* sessions listed by default */
 
 static int
 cmd_info_sessions_exec(struct reply *r, int argc, char **argv)
 {
-	const struct session *s;
-	const struct ended *e;
-	uint64_t since = 0;
-	const char *exe = NULL;
-	long pid = -1;
+	struct index_query q = { 0, 0, NULL, INFO_SESSIONS_LIMIT };
+	int i, all = 0, limit = 0, more;
+	long pid, n;
 	char *end;
-	int i;
 
-	for (i = 0; i < argc; i += 2) {
-		if (i + 1 >= argc) {
-			reply_error(r, "%s needs a value", argv[i]);
+	for (i = 0; i < argc; i++) {
+		const char *opt = argv[i], *val;
+
+		if (strcmp(opt, "--all") == 0) {
+			all = 1;
+			continue;
+		}
+		if (strcmp(opt, "--since") != 0 && strcmp(opt, "--pid") != 0 &&
+		    strcmp(opt, "--exe") != 0 && strcmp(opt, "--limit") != 0) {
+			reply_error(r, "unknown option '%s' (--since, --pid, "
+			    "--exe, --limit, --all)", opt);
 			return TRACED_CTL_USAGE;
 		}
-		if (strcmp(argv[i], "--since") == 0) {
-			if (parse_since(argv[i + 1], &since) == -1) {
+		if (i + 1 >= argc) {
+			reply_error(r, "%s needs a value", opt);
+			return TRACED_CTL_USAGE;
+		}
+		val = argv[++i];
+		if (strcmp(opt, "--since") == 0) {
+			if (parse_since(val, &q.since) == -1) {
 				reply_error(r, "--since: '%s' is not a time "
 				    "(YYYY-MM-DD, YYYY-MM-DDTHH:MM:SS, epoch "
-				    "seconds or an age like 30m, 2h, 7d)",
-				    argv[i + 1]);
+				    "seconds or an age like 30m, 2h, 7d)", val);
 				return TRACED_CTL_USAGE;
 			}
-		} else if (strcmp(argv[i], "--pid") == 0) {
+		} else if (strcmp(opt, "--pid") == 0) {
 			errno = 0;
-			pid = strtol(argv[i + 1], &end, 10);
-			if (errno || *end || pid <= 0) {
-				reply_error(r, "--pid: '%s' is not a "
-				    "process id", argv[i + 1]);
+			pid = strtol(val, &end, 10);
+			if (errno || *end || pid <= 0 || pid > INT32_MAX) {
+				reply_error(r, "--pid: '%s' is not a process "
+				    "id", val);
 				return TRACED_CTL_USAGE;
 			}
-		} else if (strcmp(argv[i], "--exe") == 0)
-			exe = argv[i + 1];
-		else {
-			reply_error(r, "unknown option '%s' (--since, "
-			    "--pid, --exe)", argv[i]);
-			return TRACED_CTL_USAGE;
+			q.pid = (pid_t)pid;
+		} else if (strcmp(opt, "--exe") == 0) {
+			if (*val == '\0') {
+				reply_error(r, "--exe: give an executable's "
+				    "name or path");
+				return TRACED_CTL_USAGE;
+			}
+			q.exe = val;
+		} else {
+			errno = 0;
+			n = strtol(val, &end, 10);
+			if (errno || *end || n <= 0) {
+				reply_error(r, "--limit: '%s' is not a "
+				    "positive number", val);
+				return TRACED_CTL_USAGE;
+			}
+			q.limit = n;
+			limit = 1;
 		}
 	}
-#define KEEP(p, c, st) ((pid < 0 || (p) == pid) && \
-	(exe == NULL || strcmp(exe, (c)) == 0) && (st) >= since)
-	TAILQ_FOREACH(e, &td->ended, entry)
-		if (KEEP(e->pid, e->comm, e->started))
-			session_line(r, e->id, e->pid, e->uid, e->comm, e->dir,
-			    e->started, e->ended_at);
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		if (KEEP(s->pid, s->comm, s->started))
-			session_line(r, s->id, s->pid, s->uid, s->comm, s->dir,
-			    s->started, 0);
-#undef KEEP
-	reply_message(r, "this daemon run's sessions (the last %d ended "
-	    "ones and those still connected)", ENDED_KEEP);
+	if (all && limit) {
+		reply_error(r, "--limit and --all exclude each other");
+		return TRACED_CTL_USAGE;
+	}
+	if (all)
+		q.limit = -1;
+	if (!index_available()) {
+		reply_error(r, "the session index is not available (see the "
+		    "daemon's log)");
+		return TRACED_CTL_ERROR;
+	}
+	/* Live sessions with the counts of now, not of the last batch. */
+	(void)index_sync();
+	if (!reply_json(r))
+		reply_line(r, "%6s %-19s  %-8s  %-14s %7s %6s %10s %8s  %-16s "
+		    "%s", "ID", "STARTED", "ENDED", "HOW", "PID", "UID",
+		    "EVENTS", "LOST", "NAME", "TRACE DIRECTORY");
+	n = index_sessions_list(&q, sessions_row, r, &more);
+	if (n < 0) {
+		reply_error(r, "the session index cannot answer (see the "
+		    "daemon's log)");
+		return TRACED_CTL_ERROR;
+	}
+	if (more)
+		reply_message(r, "the newest %ld sessions, newest first; more "
+		    "match: --limit N or --all for more", n);
+	else if (n == 0)
+		reply_message(r, "no session in the index matches");
+	return TRACED_CTL_OK;
+}
+
+/* What info session prints, as index_session_get() reports it. */
+struct session_info {
+	struct reply	*r;
+	uint32_t	 id;
+	int		 events;	/* "events by name:" was written */
+};
+
+static void
+info_session_main(void *arg, const struct index_session *s)
+{
+	struct session_info *si = arg;
+	struct reply *r = si->r;
+	char json[TRACED_MSG_MAX], causes[256], t1[40], t2[40];
+	uint64_t lost;
+
+	lost = format_causes(causes, sizeof(causes), s->lost_by_cause,
+	    reply_json(r));
+	if (reply_json(r)) {
+		session_json(json, sizeof(json), s);
+		reply_line(r, "{\"type\":\"session\",%s,"
+		    "\"lost_by_cause\":{%s}}", json, causes);
+		return;
+	}
+	reply_line(r, "session %u: %s[%d], %s", s->id, s->comm, (int)s->pid,
+	    s->how != NULL ? s->how : "running");
+	reply_line(r, "  executable  %s", s->exe != NULL ? s->exe :
+	    "(unknown)");
+	reply_line(r, "  command     %s", s->cmdline != NULL ? s->cmdline :
+	    "(unknown)");
+	reply_line(r, "  user        uid %u, gid %u", (unsigned)s->uid,
+	    (unsigned)s->gid);
+	fmt_time(t1, sizeof(t1), s->started, "%Y-%m-%d %H:%M:%S %z");
+	reply_line(r, "  started     %s", t1);
+	if (s->how != NULL) {
+		fmt_time(t2, sizeof(t2), s->ended, "%Y-%m-%d %H:%M:%S %z");
+		reply_line(r, "  ended       %s (%.3f s)", t2,
+		    s->ended > s->started ?
+		    (double)(s->ended - s->started) / 1e9 : 0.0);
+	}
+	reply_line(r, "  clock       %s", s->clock != NULL ? s->clock : "-");
+	reply_line(r, "  trace dir   %s", s->dir != NULL ? s->dir : "-");
+	reply_line(r, "  events      %" PRIu64, s->events);
+	reply_line(r, "  lost        %" PRIu64 "%s%s%s", s->lost,
+	    lost ? " (" : "", causes, lost ? ")" : "");
+	if (s->lost_before_connect > 0)
+		reply_line(r, "              %" PRIu64 " of them before it "
+		    "connected", s->lost_before_connect);
+	reply_line(r, "  daemon run  %u", s->run);
+	if (s->how != NULL && strcmp(s->how, "interrupted") == 0)
+		reply_line(r, "  (the daemon was killed while it ran: the "
+		    "counts are those it last wrote, at most a second "
+		    "earlier)");
+}
+
+static void
+info_session_thread(void *arg, const struct index_thread *t)
+{
+	struct session_info *si = arg;
+	struct reply *r = si->r;
+	char causes[256], state[64];
+	uint64_t lost;
+
+	lost = format_causes(causes, sizeof(causes), t->lost, reply_json(r));
+	if (reply_json(r))
+		reply_line(r, "{\"type\":\"thread\",\"session\":%u,\"ring\":%u,"
+		    "\"tid\":%d,\"ring_size\":%" PRIu64 ",\"events\":%" PRIu64
+		    ",\"bytes\":%" PRIu64 ",\"lost\":%" PRIu64 ","
+		    "\"lost_by_cause\":{%s},\"lost_records\":%" PRIu64 ","
+		    "\"state\":%s}", si->id, t->ring, (int)t->tid,
+		    t->ring_size, t->events, t->bytes, lost, causes,
+		    t->lost_records, json_str(state, sizeof(state),
+		    t->state != NULL ? t->state : ""));
+	else
+		reply_line(r, "  thread %-7d ring %" PRIu64 " KiB  events %"
+		    PRIu64 "  bytes %" PRIu64 "  lost %" PRIu64 "%s%s%s  %s",
+		    (int)t->tid, t->ring_size / 1024, t->events, t->bytes,
+		    lost, lost ? " (" : "", causes, lost ? ")" : "",
+		    t->state != NULL ? t->state : "");
+}
+
+static void
+info_session_stream(void *arg, const struct index_stream *m)
+{
+	struct session_info *si = arg;
+	char path[PATH_MAX + 16];
+
+	if (reply_json(si->r))
+		reply_line(si->r, "{\"type\":\"stream\",\"session\":%u,"
+		    "\"ring\":%u,\"tid\":%d,\"path\":%s,\"seen_ns\":%" PRIu64
+		    "}", si->id, m->ring, (int)m->tid,
+		    json_str(path, sizeof(path), m->path != NULL ? m->path :
+		    ""), m->seen);
+	else
+		reply_line(si->r, "  stream      %s", m->path != NULL ?
+		    m->path : "-");
+}
+
+static void
+info_session_event(void *arg, const struct index_event *e)
+{
+	struct session_info *si = arg;
+	char j1[160], j2[160], full[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
+
+	if (reply_json(si->r)) {
+		reply_line(si->r, "{\"type\":\"event\",\"session\":%u,"
+		    "\"id\":%u,\"provider\":%s,\"name\":%s,"
+		    "\"count\":%" PRIu64 "}",
+		    si->id, e->id, json_str(j1, sizeof(j1), e->provider ?
+		    e->provider : ""), json_str(j2, sizeof(j2), e->name ?
+		    e->name : ""), e->count);
+		return;
+	}
+	if (!si->events) {
+		reply_line(si->r, "  events by name:");
+		si->events = 1;
+	}
+	snprintf(full, sizeof(full), "%s:%s", e->provider ? e->provider : "",
+	    e->name ? e->name : "");
+	reply_line(si->r, "    %-40s %" PRIu64, full, e->count);
+}
+
+static int
+cmd_info_session_exec(struct reply *r, int argc, char **argv)
+{
+	struct session_info si = { r, 0, 0 };
+	const struct index_visitor v = {
+		info_session_main, info_session_thread, info_session_stream,
+		info_session_event, &si,
+	};
+	unsigned long id;
+	char *end;
+	int rc;
+
+	(void)argc;
+	errno = 0;
+	id = strtoul(argv[0], &end, 10);
+	if (errno || *end || end == argv[0] || id == 0 || id > UINT32_MAX ||
+	    argv[0][0] == '-') {
+		reply_error(r, "'%s' is not a session id (see 'tracectl info "
+		    "sessions')", argv[0]);
+		return TRACED_CTL_USAGE;
+	}
+	si.id = (uint32_t)id;
+	if (!index_available()) {
+		reply_error(r, "the session index is not available (see the "
+		    "daemon's log)");
+		return TRACED_CTL_ERROR;
+	}
+	(void)index_sync();
+	rc = index_session_get(si.id, &v);
+	if (rc == 0) {
+		reply_error(r, "no session %lu in the index", id);
+		return TRACED_CTL_ERROR;
+	}
+	if (rc < 0) {
+		reply_error(r, "the session index cannot answer (see the "
+		    "daemon's log)");
+		return TRACED_CTL_ERROR;
+	}
 	return TRACED_CTL_OK;
 }
 
 static const cmd_exec_cb cmd_handlers[CMD_ID_COUNT] = {
 	[CMD_ID_HELP] = cmd_help_exec,
+	[CMD_ID_INFO_SESSION] = cmd_info_session_exec,
 	[CMD_ID_INFO_SESSIONS] = cmd_info_sessions_exec,
 	[CMD_ID_INFO_TRACE] = cmd_info_trace_exec,
 	[CMD_ID_INFO_TRACE_EVENTS] = cmd_info_trace_events_exec,

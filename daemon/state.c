@@ -9,18 +9,16 @@
  * With no matching rule an event is on, unless its trace-events line
  * says 'disable'.
  *
- * Rules are kept in <state-dir>/rules, one "on|off PATTERN" per line,
- * rewritten (temp file + rename) on every change and read at start, so
- * that processes started later and a restarted daemon see the same
- * state.  Loop thread only.
+ * Rules are kept in the index (index.c: the rules table), saved on
+ * every change and loaded by index_open() at start, so that processes
+ * started later and a restarted daemon see the same state.  (Older
+ * daemons kept them in <state-dir>/rules; index_open() imports that file
+ * once.)  Loop thread only.
  */
-#include <errno.h>
 #include <fnmatch.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "traced.h"
 
@@ -47,44 +45,6 @@ state_event_on(const char *provider, const struct tevents_event *ev)
 			on = r->on;
 	}
 	return on;
-}
-
-static int
-state_rules_save(void)
-{
-	char path[PATH_MAX], tmp[PATH_MAX];
-	FILE *f;
-	size_t i;
-
-	if (mkdir_p(td->cfg.state_dir, 0750) == -1) {
-		log_warn("state directory %s", td->cfg.state_dir);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/rules", td->cfg.state_dir);
-	snprintf(tmp, sizeof(tmp), "%s/.rules.tmp", td->cfg.state_dir);
-	f = fopen(tmp, "we");
-	if (f == NULL) {
-		log_warn("%s", tmp);
-		return -1;
-	}
-	fprintf(f, "# traced enable rules, last match wins; "
-	    "changed by 'tracectl trace-event'\n");
-	for (i = 0; i < td->nrules; i++)
-		fprintf(f, "%s %s\n", td->rules[i].on ? "on" : "off",
-		    td->rules[i].pattern);
-	if (fflush(f) != 0 || fsync(fileno(f)) == -1) {
-		log_warn("%s", tmp);
-		fclose(f);
-		unlink(tmp);
-		return -1;
-	}
-	fclose(f);
-	if (rename(tmp, path) == -1) {
-		log_warn("%s", path);
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
 }
 
 static int
@@ -126,49 +86,7 @@ state_rule_add(const char *pattern, int on)
 		return -1;
 	}
 	state_apply_all();
-	return state_rules_save();
-}
-
-/* Read the saved rules.  A bad line is skipped with a warning. */
-int
-state_rules_load(void)
-{
-	char path[PATH_MAX], line[512];
-	unsigned lineno = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/rules", td->cfg.state_dir);
-	f = fopen(path, "re");
-	if (f == NULL) {
-		if (errno == ENOENT)
-			return 0;
-		log_warn("%s", path);
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f) != NULL) {
-		char *p = line, *pat;
-		int on;
-
-		lineno++;
-		p[strcspn(p, "\n")] = '\0';
-		if (*p == '#' || *p == '\0')
-			continue;
-		if (strncmp(p, "on ", 3) == 0) {
-			on = 1;
-			pat = p + 3;
-		} else if (strncmp(p, "off ", 4) == 0) {
-			on = 0;
-			pat = p + 4;
-		} else {
-			log_warnx("%s:%u: expected 'on PATTERN' or "
-			    "'off PATTERN'; line ignored", path, lineno);
-			continue;
-		}
-		if (*pat == '\0' || state_rule_append(pat, on) == -1)
-			log_warnx("%s:%u: line ignored", path, lineno);
-	}
-	fclose(f);
-	return 0;
+	return index_rules_save(td->rules, td->nrules);
 }
 
 void

@@ -118,6 +118,15 @@ struct session {
 	uint64_t	 warn_next;	/* ns, CLOCK_MONOTONIC: next loss warning */
 	uint64_t	 lost_unwarned;	/* lost since the last warning */
 	unsigned	 causes_unwarned; /* their causes, bits */
+
+	/* For the index (index.c). */
+	char		*cmdline;	/* owned; NULL if unreadable */
+	const char	*how;		/* how it ended (static string) */
+	uint64_t	*ev_counts;	/* owned: events written, by id -
+					   TRACED_EVENT_ID_BASE */
+	uint64_t	*ev_written;	/* owned: ev_counts as last indexed */
+	uint32_t	 nev_counts;
+	int		 index_dirty;	/* changed since the last batch */
 };
 
 TAILQ_HEAD(session_list, session);
@@ -233,9 +242,97 @@ int	sring_open_stream(struct sring *r);
 /* state.c */
 int	state_event_on(const char *provider, const struct tevents_event *ev);
 int	state_rule_add(const char *pattern, int on);
-int	state_rules_load(void);
 void	state_apply_all(void);
 int	state_glob_match(const char *pattern, const char *name);
+
+/* index.c */
+#define INDEX_SCHEMA_VERSION	1
+#define INDEX_FILE		"index.db"	/* in the state directory */
+#define INDEX_BATCH_MS		1000	/* live sessions written this often */
+
+/* A session as the index has it.  Strings are borrowed for a callback. */
+struct index_session {
+	uint32_t	 id;
+	uint32_t	 run;		/* the daemon run that traced it */
+	pid_t		 pid;
+	uid_t		 uid;
+	gid_t		 gid;
+	const char	*comm;
+	const char	*name;		/* executable's file name, or comm */
+	const char	*exe;		/* NULL: unknown */
+	const char	*cmdline;	/* NULL: unknown */
+	const char	*clock;		/* NULL: never said HELLO */
+	const char	*dir;		/* its (latest) trace directory */
+	const char	*how;		/* NULL: running */
+	uint64_t	 started;	/* ns, CLOCK_REALTIME */
+	uint64_t	 ended;		/* ns, CLOCK_REALTIME; 0: running */
+	uint64_t	 events;
+	uint64_t	 lost;		/* every cause, before connecting too */
+	uint64_t	 lost_before_connect;
+	/* By cause: filled by index_session_get() only. */
+	uint64_t	 lost_by_cause[TRACED_DROP_NCAUSES];
+};
+
+struct index_thread {
+	uint32_t	 ring;
+	pid_t		 tid;
+	uint64_t	 ring_size;	/* bytes */
+	uint64_t	 events;
+	uint64_t	 bytes;
+	uint64_t	 lost_records;
+	uint64_t	 lost[TRACED_DROP_NCAUSES];
+	const char	*state;		/* active, finished, closed, refused,
+					   interrupted */
+};
+
+struct index_stream {
+	uint32_t	 ring;
+	pid_t		 tid;
+	const char	*path;
+	uint64_t	 seen;		/* ns, CLOCK_REALTIME: first indexed */
+};
+
+struct index_event {
+	uint32_t	 id;
+	const char	*provider;
+	const char	*name;
+	uint64_t	 count;
+};
+
+struct index_query {
+	uint64_t	 since;		/* ns, CLOCK_REALTIME; 0: all */
+	pid_t		 pid;		/* 0: any */
+	const char	*exe;		/* path or file name; NULL: any */
+	long		 limit;		/* < 0: all */
+};
+
+typedef void (*index_session_cb)(void *, const struct index_session *);
+
+/* What index_session_get() reports; any callback may be NULL. */
+struct index_visitor {
+	index_session_cb session;
+	void	(*thread)(void *, const struct index_thread *);
+	void	(*stream)(void *, const struct index_stream *);
+	void	(*event)(void *, const struct index_event *);
+	void	*arg;
+};
+
+int	index_open(void);
+void	index_close(void);
+int	index_available(void);
+void	index_session_start(struct session *s);
+void	index_session_changed(struct session *s);
+void	index_session_counts(struct session *s, const uint64_t *counts,
+	    uint32_t n);
+void	index_session_end(struct session *s);
+void	index_session_free(struct session *s);
+int	index_sync(void);
+int	index_rules_save(const struct rule *rules, size_t n);
+int	index_trace_dir_set(const char *path, const char *how);
+long	index_sessions_list(const struct index_query *q, index_session_cb cb,
+	    void *arg, int *more);
+int	index_session_get(uint32_t id, const struct index_visitor *v);
+const char *index_cause_name(int cause);
 
 /* writeout.c */
 struct writeout;
@@ -270,6 +367,43 @@ void	reply_message(struct reply *r, const char *fmt, ...)
 void	reply_end(struct reply *r);
 void	reply_wait_flush(struct reply *r, uint64_t gen);
 const char *json_str(char *buf, size_t size, const char *s);
+
+/* config.c */
+enum {
+	CONFIG_RUNTIME_DIR,
+	CONFIG_TRACE_DIR,
+	CONFIG_STATE_DIR,
+	CONFIG_RING_SIZE,
+	CONFIG_WORKERS,
+	CONFIG_DRAIN_INTERVAL,
+	CONFIG_WRITEOUT_NICE,
+	CONFIG_NKEYS
+};
+#define CONFIG_BIT(k)		(1u << (k))
+#define CONFIG_SYSTEM_FILE	"/etc/traced/traced.conf"
+int	config_defaults(struct config *c, int system_daemon);
+char	*config_default_file(int system_daemon);
+int	config_key_find(const char *name);
+const char *config_key_name(int k);
+int	config_key_reloadable(int k);
+int	config_set(struct config *c, unsigned *set, int k, const char *value,
+	    char *err, size_t errsize);
+int	config_parse(struct config *c, unsigned *set, const char *path,
+	    const char *text, char *err, size_t errsize);
+int	config_load(struct config *c, unsigned *set, const char *path,
+	    int must_exist, char *err, size_t errsize);
+int	config_copy(struct config *dst, const struct config *src,
+	    unsigned keys);
+void	config_format(const struct config *c, int k, char *buf, size_t size);
+int	config_equal(const struct config *a, const struct config *b, int k);
+void	config_fini(struct config *c);
+
+/* notify.c */
+void	notify_init(struct event_base *base);
+void	notify_reloading(void);
+void	notify_reloaded(void);
+void	notify_stopping(void);
+void	notify_fini(void);
 
 /* main.c */
 uint64_t now_ns(int clock);

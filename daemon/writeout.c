@@ -71,6 +71,9 @@ struct job {
 	int		 finished;	/* ring finished and empty */
 	int		 more;		/* stopped with data left: requeue */
 	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
+	uint64_t	*counts;	/* events written by id - ID_BASE,
+					   ncounts of them, for the index */
+	uint32_t	 ncounts;
 };
 
 TAILQ_HEAD(job_list, job);
@@ -185,6 +188,7 @@ drain_walk(struct job *j, const uint8_t *buf, size_t len,
 				goto bad;
 			}
 			j->events++;
+			j->counts[h.id - TRACED_EVENT_ID_BASE]++;
 			*tail_pad = h.size - pos;
 		}
 		if (off == 0)
@@ -196,6 +200,23 @@ drain_walk(struct job *j, const uint8_t *buf, size_t len,
 bad:
 	j->invalid_at = j->tail + off;
 	return -1;
+}
+
+/*
+ * The write of buf[0, len), records drain_walk() checked and counted,
+ * failed: take their events back out of the per-id counts.
+ */
+static void
+drain_uncount(struct job *j, const uint8_t *buf, size_t len)
+{
+	struct traced_rec_hdr h;
+	size_t off;
+
+	for (off = 0; off < len; off += h.size) {
+		memcpy(&h, buf + off, sizeof(h));
+		if (h.id != TRACED_EVENT_LOST)
+			j->counts[h.id - TRACED_EVENT_ID_BASE]--;
+	}
 }
 
 /*
@@ -358,6 +379,7 @@ drain(struct job *j, struct drain_ctx *c)
 
 			j->write_errno = errno;
 			j->events = events_before;
+			drain_uncount(j, c->buf, (size_t)len);
 			j->lost_write += n;
 			r->discarded = discarded + n;
 		}
@@ -475,6 +497,8 @@ job_complete(struct job *j)
 	}
 	if (j->gen > r->gen_done && j->sync)
 		r->gen_done = j->gen;
+	index_session_counts(s, j->counts, j->ncounts);
+	free(j->counts);
 	evtab_put(j->evtab);
 	if (j->more)
 		r->again = 1;
@@ -608,6 +632,13 @@ writeout_submit(struct sring *r, int sync)
 		return;
 	}
 	j->r = r;
+	j->ncounts = r->s->evtab != NULL ? r->s->evtab->nids : 0;
+	j->counts = calloc(j->ncounts + 1, sizeof(*j->counts));
+	if (j->counts == NULL) {
+		log_warn("writeout job");
+		free(j);
+		return;
+	}
 	j->evtab = evtab_get(r->s->evtab);
 	j->sync = sync;
 	j->gen = td->flush_gen;

@@ -104,6 +104,9 @@ test_command_lookup_exact_beats_longer_prefix(void **state)
 	/* "trace" is a prefix of "trace-events", but a name itself. */
 	assert_lookup("info trace", CMD_ID_INFO_TRACE, 2);
 	assert_lookup("info trace extra", CMD_ID_INFO_TRACE, 2);
+	/* Likewise "session" and "sessions". */
+	assert_lookup("info session 12", CMD_ID_INFO_SESSION, 2);
+	assert_lookup("in session 12", CMD_ID_INFO_SESSION, 2);
 }
 
 static void
@@ -113,7 +116,7 @@ test_command_lookup_unique_prefix(void **state)
 	assert_lookup("trace-ev foo on", CMD_ID_TRACE_EVENT, 1);
 	assert_lookup("trace-f on", CMD_ID_TRACE_FILE, 1);
 	assert_lookup("h", CMD_ID_HELP, 1);
-	assert_lookup("info s", CMD_ID_INFO_SESSIONS, 2);
+	assert_lookup("i sessions", CMD_ID_INFO_SESSIONS, 2);
 	assert_lookup("inf trace-e", CMD_ID_INFO_TRACE_EVENTS, 2);
 	assert_lookup("i trace-events x", CMD_ID_INFO_TRACE_EVENTS, 2);
 	/* A whole word beats a prefix, word by word. */
@@ -132,6 +135,9 @@ test_command_lookup_ambiguous(void **state)
 	assert_lookup_fails("i t",
 	    "ambiguous command 'i t': could be info trace, "
 	    "info trace-events");
+	assert_lookup_fails("info s",
+	    "ambiguous command 'info s': could be info session, "
+	    "info sessions");
 }
 
 static void
@@ -148,8 +154,8 @@ test_command_lookup_unknown(void **state)
 	assert_lookup_fails("help-me",
 	    "unknown command 'help-me'; try 'tracectl help'");
 	assert_lookup_fails("info",
-	    "incomplete command 'info': could be info sessions, "
-	    "info trace, info trace-events");
+	    "incomplete command 'info': could be info session, "
+	    "info sessions, info trace, info trace-events");
 	assert_lookup_fails("", "no command given; try 'tracectl help'");
 	assert_null(command_lookup(0, none, NULL, err, sizeof(err)));
 
