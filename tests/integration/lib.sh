@@ -72,3 +72,86 @@ bt() { babeltrace2 --clock-cycles "$@"; }
 
 # Events of one name in a babeltrace2 text file.
 count_events() { grep -c ":$2: " "$1" || true; }
+
+# ---- added for the robustness tests (09x) ------------------------------
+
+# skip REASON: end the test as skipped; run-integration.sh shows the
+# last line.
+skip() { echo "SKIP: $*"; exit 77; }
+
+# kill_daemon_hard: SIGKILL traced, as a crash would, and remove the
+# sockets it leaves behind so that start_daemon waits for the new ones.
+kill_daemon_hard() {
+	kill -9 "$DAEMON_PID" 2>/dev/null || true
+	wait "$DAEMON_PID" 2>/dev/null || true
+	DAEMON_PID=
+	rm -f "$TRACED_RUNTIME_DIR/control.sock" "$TRACED_RUNTIME_DIR/client.sock"
+}
+
+# sessions_live: how many sessions the daemon has (connected or draining).
+sessions_live() {
+	ctl --json info trace | sed -n 's/.*"type":"trace".*"sessions":\([0-9]*\).*/\1/p'
+}
+
+# wait_no_sessions SECONDS: until every session has ended and drained.
+wait_no_sessions() {
+	wait_for "$1" sh -c "'$BIN/tracectl' --json info trace | grep -q '\"sessions\":0}'"
+}
+
+# daemon_fds / daemon_rss_kb: the daemon's open descriptors, resident KiB.
+daemon_fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
+daemon_rss_kb() { sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$DAEMON_PID/status"; }
+
+# bt_each_session DIR: babeltrace2 must read every session directory
+# under DIR on its own (a torn packet makes a stream unreadable).
+bt_each_session() {
+	for d in "$1"/*/; do
+		[ -f "$d/metadata" ] || continue
+		babeltrace2 "$d" >/dev/null 2>"$T/bt-each.err" ||
+			fail "babeltrace2 cannot read $d: $(head -c 600 "$T/bt-each.err")"
+	done
+}
+
+# bg_track PID...: kill these background processes when the test exits,
+# pass or fail.  cleanup's $(jobs -p) runs in a subshell, which under
+# dash sees no jobs, so a failing test would leave them running.
+# Tests that use it call bg_track_init first.  Only a process that is
+# still our child is killed: a pid that was reaped may be someone else's.
+BG_PIDS=
+bg_track() { BG_PIDS="$BG_PIDS $*"; }
+bg_kill_tracked() {
+	for p in $BG_PIDS; do
+		[ "$(cut -d' ' -f4 "/proc/$p/stat" 2>/dev/null)" = $$ ] &&
+			kill "$p" 2>/dev/null
+	done
+	return 0
+}
+bg_track_init() {
+	trap 'rc=$?; bg_kill_tracked; (exit $rc); cleanup' EXIT
+}
+
+# known_bug WHAT: a sub-check that fails because of a bug the report
+# names (file, function): said in the log and skipped, or failed with
+# TRACED_TEST_STRICT=1 (to see whether the fix landed).
+known_bug() {
+	if [ "${TRACED_TEST_STRICT:-0}" = 1 ]; then
+		fail "known bug: $*"
+	fi
+	echo "KNOWN BUG, sub-check skipped: $*"
+}
+
+# on_exit COMMAND: run COMMAND (eval'd) when the test exits, after the
+# tracked processes are killed and the daemon stopped, before cleanup
+# (e.g. to unmount what the test mounted under $T).  Sets the trap.
+ON_EXIT=
+on_exit() {
+	ON_EXIT="$ON_EXIT
+$*"
+	trap 'rc=$?; bg_kill_tracked
+	if [ -n "$DAEMON_PID" ]; then
+		kill "$DAEMON_PID" 2>/dev/null || true
+		wait "$DAEMON_PID" 2>/dev/null || rc=1
+		DAEMON_PID=
+	fi
+	eval "$ON_EXIT"; (exit $rc); cleanup' EXIT
+}
