@@ -280,6 +280,20 @@ drain_close(struct job *j)
 	}
 	if (n == 0)
 		return;
+	/* A stream's first packet says 0 discarded (see drain()). */
+	if (r->seq == 0) {
+		memset(&pk, 0, sizeof(pk));
+		pk.uuid = r->s->uuid;
+		pk.stream_instance_id = r->index;
+		pk.ts_begin = pk.ts_end = r->last_ts;
+		pk.content_bytes = CTF_PACKET_HDR_SIZE;
+		pk.tid = (uint32_t)r->tid;
+		ctf_packet_header(hdr, &pk);
+		if (drain_write_packet(r, hdr, NULL, 0) == 0)
+			r->seq++;
+	}
+	if (n == 0)
+		return;
 	memset(&pk, 0, sizeof(pk));
 	pk.uuid = r->s->uuid;
 	pk.stream_instance_id = r->index;
@@ -358,6 +372,22 @@ drain(struct job *j, struct drain_ctx *c)
 		/* Pairs with the producer's load-acquire of tail. */
 		__atomic_store_n(&r->hdr->tail, tail, __ATOMIC_RELEASE);
 
+		/*
+		 * A stream's first packet must say 0 discarded: readers
+		 * report a first non-zero value without a count.  Losses
+		 * before the first packet go after an empty one.
+		 */
+		if (r->seq == 0 && discarded > 0) {
+			memset(&pk, 0, sizeof(pk));
+			pk.uuid = r->s->uuid;
+			pk.stream_instance_id = r->index;
+			pk.ts_begin = pk.ts_end = first_ts;
+			pk.content_bytes = CTF_PACKET_HDR_SIZE;
+			pk.tid = (uint32_t)r->tid;
+			ctf_packet_header(hdr, &pk);
+			if (drain_write_packet(r, hdr, NULL, 0) == 0)
+				r->seq++;
+		}
 		memset(&pk, 0, sizeof(pk));
 		pk.uuid = r->s->uuid;
 		pk.stream_instance_id = r->index;

@@ -24,7 +24,7 @@ check_run() {	# THREADS RING_SIZE
 		"$T/out.txt" | sort | uniq -c > "$T/events"
 	# Discarded per thread, from babeltrace2's warnings.
 	tr -d '\n' < "$T/warn.txt" | sed 's/WARNING/\nWARNING/g' |
-		sed -n 's/.*discarded \([0-9]*\) events.*stream-\([0-9]*\)".*/\2 \1/p' |
+		sed -n 's/.*discarded \([0-9]*\) events*.*stream-\([0-9]*\)".*/\2 \1/p' |
 		awk '{ d[$1] += $2 } END { for (t in d) print t, d[t] }' > "$T/discarded"
 	# Lost per thread, from the daemon.
 	grep -o '"type":"ended_ring","session":[0-9]*,"tid":[0-9]*,"events":[0-9]*,"lost":[0-9]*' \
