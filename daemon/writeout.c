@@ -18,9 +18,9 @@
  *   2. copies up to DRAIN_CHUNK bytes of [tail, head) into its own
  *      buffer, so that the producer can no longer change what is
  *      checked and written (the ring is the client's memory);
- *   3. walks the records of the copy: sizes, known ids, the layout
- *      each event's signature implies (integers fixed, strings up to a
- *      NUL inside the record), non-decreasing timestamps, LOST records;
+ *   3. walks the records of the copy with recwalk() (proto/recwalk.c):
+ *      sizes, known ids, the layout each event's signature implies,
+ *      non-decreasing timestamps, LOST records;
  *   4. writes a packet header plus the checked records with one writev
  *      and publishes the new tail (release; pairs with the producer's
  *      acquire when its cached tail said full), then re-arms the
@@ -49,6 +49,7 @@
 #include <event2/event.h>
 
 #include "ctf.h"
+#include "recwalk.h"
 #include "traced.h"
 
 struct job {
@@ -60,11 +61,10 @@ struct job {
 	uint64_t	 gen;		/* flush generation at submit */
 	uint64_t	 tail;		/* the tail we started from */
 	/* Results. */
-	uint64_t	 events;
-	uint64_t	 lost_records;
+	struct recwalk	 walk;		/* events, LOST records and their
+					   causes, per-id counts */
 	uint64_t	 bytes;
 	uint64_t	 lost_write;	/* events lost to write errors */
-	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES];
 	int		 write_errno;
 	const char	*invalid;	/* why the span was refused */
 	uint64_t	 invalid_at;	/* its ring position */
@@ -72,7 +72,8 @@ struct job {
 	int		 more;		/* stopped with data left: requeue */
 	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
 	uint64_t	*counts;	/* events written by id - ID_BASE,
-					   ncounts of them, for the index */
+					   ncounts of them, for the index;
+					   walk.counts points here */
 	uint32_t	 ncounts;
 };
 
@@ -100,110 +101,7 @@ struct drain_ctx {
 };
 
 /*
- * Check the records in buf[0, len), a copy of the ring from position
- * 'pos'.  Returns the length of the longest prefix of whole valid
- * records (stopping before a record that runs past len), or -1 with
- * job->invalid set.  Counts events and LOST totals into the job and
- * the ring.
- */
-static long
-drain_walk(struct job *j, const uint8_t *buf, size_t len,
-    uint64_t *first_ts, uint64_t *discarded, uint32_t *tail_pad)
-{
-	struct sring *r = j->r;
-	const struct evtab *et = j->evtab;
-	size_t off = 0;
-
-	while (len - off >= TRACED_REC_HDR_SIZE) {
-		struct traced_rec_hdr h;
-		const struct tevents_event *ev;
-		uint32_t pos, a;
-
-		memcpy(&h, buf + off, sizeof(h));
-		if (h.size < TRACED_REC_HDR_SIZE || h.size % 8 != 0 ||
-		    h.size > TRACED_REC_MAX) {
-			j->invalid = "record size out of range";
-			goto bad;
-		}
-		if (h.size > len - off)
-			break;		/* continues in the next chunk */
-		if (h.ts < r->last_ts) {
-			j->invalid = "timestamp going backwards";
-			goto bad;
-		}
-		if (h.id == TRACED_EVENT_LOST) {
-			struct traced_lost lost;
-			uint64_t sum = 0;
-			int i;
-
-			if (h.size != TRACED_LOST_REC_SIZE) {
-				j->invalid = "bad loss record";
-				goto bad;
-			}
-			memcpy(&lost, buf + off + TRACED_REC_HDR_SIZE,
-			    sizeof(lost));
-			for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
-				sum += lost.cause[i];
-			if (sum != lost.count) {
-				j->invalid = "loss record does not add up";
-				goto bad;
-			}
-			*tail_pad = 0;
-			for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
-				j->lost[i] += lost.cause[i];
-			*discarded += lost.count;
-			j->lost_records++;
-		} else {
-			if (h.id < TRACED_EVENT_ID_BASE ||
-			    h.id - TRACED_EVENT_ID_BASE >= et->nids) {
-				j->invalid = "unknown event id";
-				goto bad;
-			}
-			ev = et->ev[h.id - TRACED_EVENT_ID_BASE];
-			pos = TRACED_REC_HDR_SIZE;
-			for (a = 0; a < ev->nargs; a++) {
-				if (ev->args[a].cls == TEVENTS_STRING) {
-					const void *nul = memchr(buf + off +
-					    pos, '\0', h.size - pos);
-
-					if (nul == NULL) {
-						j->invalid = "string argument "
-						    "without its end";
-						goto bad;
-					}
-					pos = (uint32_t)((const uint8_t *)nul -
-					    (buf + off)) + 1;
-				} else {
-					pos = traced_align8(pos) + 8;
-					if (pos > h.size) {
-						j->invalid = "record shorter "
-						    "than its event";
-						goto bad;
-					}
-				}
-			}
-			if (traced_align8(pos) != h.size) {
-				j->invalid = "record size does not match "
-				    "its event";
-				goto bad;
-			}
-			j->events++;
-			j->counts[h.id - TRACED_EVENT_ID_BASE]++;
-			*tail_pad = h.size - pos;
-		}
-		if (off == 0)
-			*first_ts = h.ts;
-		r->last_ts = h.ts;
-		off += h.size;
-	}
-	return (long)off;
-bad:
-	j->invalid_at = j->tail + off;
-	return -1;
-}
-
-/*
- * The write of buf[0, len), records drain_walk() checked and counted,
+ * The write of buf[0, len), records recwalk() checked and counted,
  * failed: take their events back out of the per-id counts.
  */
 static void
@@ -348,20 +246,26 @@ drain(struct job *j, struct drain_ctx *c)
 	 * back of the queue (j->more) and the other rings get their turn.
 	 */
 	while (tail < head && tail - j->tail < size) {
-		uint64_t want = head - tail, first_ts = 0;
-		uint64_t discarded = r->discarded;
-		uint64_t events_before = j->events;
-		uint32_t tail_pad = 0;
+		struct recwalk *w = &j->walk;
+		uint64_t want = head - tail, first_ts, discarded;
+		uint64_t events_before = w->events;
+		uint64_t discarded_before = w->discarded;
 		long len;
 
 		if (want > DRAIN_CHUNK)
 			want = DRAIN_CHUNK;
 		/* The double mapping makes [tail, tail + want) contiguous. */
 		memcpy(c->buf, r->data + (tail & (size - 1)), want);
-		len = drain_walk(j, c->buf, want, &first_ts, &discarded,
-		    &tail_pad);
-		if (len < 0)
+		w->last_ts = r->last_ts;
+		len = recwalk(w, c->buf, want);
+		if (len < 0) {
+			j->invalid = w->invalid;
+			j->invalid_at = tail + w->invalid_off;
 			return;
+		}
+		r->last_ts = w->last_ts;
+		first_ts = w->first_ts;
+		discarded = r->discarded + (w->discarded - discarded_before);
 		if (len == 0) {
 			j->invalid = "record runs past the committed head";
 			j->invalid_at = tail;
@@ -397,7 +301,7 @@ drain(struct job *j, struct drain_ctx *c)
 		pk.seq = r->seq;
 		pk.events_discarded = discarded;
 		pk.tid = (uint32_t)r->tid;
-		pk.tail_pad = tail_pad;
+		pk.tail_pad = w->tail_pad;
 		ctf_packet_header(hdr, &pk);
 		if (drain_write_packet(r, hdr, c->buf, (size_t)len) == 0) {
 			r->seq++;
@@ -405,10 +309,10 @@ drain(struct job *j, struct drain_ctx *c)
 			j->bytes += CTF_PACKET_HDR_SIZE + (uint64_t)len;
 		} else {
 			/* The events are lost; the next packet says so. */
-			uint64_t n = j->events - events_before;
+			uint64_t n = w->events - events_before;
 
 			j->write_errno = errno;
-			j->events = events_before;
+			w->events = events_before;
 			drain_uncount(j, c->buf, (size_t)len);
 			j->lost_write += n;
 			r->discarded = discarded + n;
@@ -470,10 +374,12 @@ writeout_main(void *arg)
 	return NULL;
 }
 
+/* A ring may come before any provider: no table, every id unknown. */
 struct evtab *
 evtab_get(struct evtab *t)
 {
-	t->refs++;
+	if (t != NULL)
+		t->refs++;
 	return t;
 }
 
@@ -496,13 +402,15 @@ job_complete(struct job *j)
 	unsigned causes = j->lost_write ? 1u << TRACED_DROP_WRITE_ERROR : 0;
 
 	r->queued = 0;
-	r->events += j->events;
-	r->lost_records += j->lost_records;
+	r->events += j->walk.events;
+	r->lost_records += j->walk.lost_records;
 	r->bytes += j->bytes;
 	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
-		r->lost[i] += j->lost[i] + j->unrecorded[i];
-		lost += j->lost[i] + j->unrecorded[i];
-		if (j->lost[i] + j->unrecorded[i] > 0)
+		uint64_t n = j->walk.lost[i] + j->unrecorded[i];
+
+		r->lost[i] += n;
+		lost += n;
+		if (n > 0)
 			causes |= 1u << i;
 	}
 	if (j->lost_write > 0) {
@@ -670,6 +578,11 @@ writeout_submit(struct sring *r, int sync)
 		return;
 	}
 	j->evtab = evtab_get(r->s->evtab);
+	if (j->evtab != NULL) {
+		j->walk.ev = j->evtab->ev;
+		j->walk.nids = j->evtab->nids;
+	}
+	j->walk.counts = j->counts;
 	j->sync = sync;
 	j->gen = td->flush_gen;
 	j->final = r->s->closing;

@@ -17,6 +17,7 @@ test_ring_OBJS		:= $(LIB_OBJS)
 test_ctf_OBJS		:= $(O)/daemon/ctf.o
 test_config_OBJS	:= $(O)/daemon/config.o
 test_command_OBJS	:=
+test_recwalk_OBJS	:=
 test_index_OBJS		:= $(O)/daemon/index.o $(O)/daemon/log.o
 
 $(O)/tests/unit/%.o: P_CFLAGS += $(call pkg_cflags,cmocka $(DAEMON_PKGS))

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Tests of proto/recwalk.c, the check every ring span passes before the
+ * daemon writes it: well-formed records are counted and kept whole,
+ * a record cut by the span's end is left for the next span, and each
+ * way a client can get a record wrong is refused at its offset.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "recwalk.h"
+#include "tevents.h"
+
+/* Two events: id 16 (u64, string, ptr) and id 17 (no arguments). */
+static struct tevents_event ev_mixed = {
+	.name = (char *)"mixed", .nargs = 3,
+	.args = {
+		{ .name = (char *)"n", .cls = TEVENTS_UNSIGNED },
+		{ .name = (char *)"s", .cls = TEVENTS_STRING },
+		{ .name = (char *)"p", .cls = TEVENTS_POINTER },
+	},
+};
+static struct tevents_event ev_empty = { .name = (char *)"empty", .nargs = 0 };
+static const struct tevents_event *const events[] = { &ev_mixed, &ev_empty };
+
+struct buf {
+	_Alignas(8) uint8_t b[4096];
+	size_t	len;
+};
+
+static void
+put_hdr(struct buf *b, uint32_t id, uint32_t size, uint64_t ts)
+{
+	struct traced_rec_hdr h = { .id = id, .size = size, .ts = ts };
+
+	memcpy(b->b + b->len, &h, sizeof(h));
+	b->len += sizeof(h);
+}
+
+static void
+put_u64(struct buf *b, uint64_t v)
+{
+	memcpy(b->b + b->len, &v, 8);
+	b->len += 8;
+}
+
+/* A 'mixed' record with string s, as the producer lays it out. */
+static size_t
+put_mixed(struct buf *b, uint64_t ts, uint64_t n, const char *s, uint64_t p)
+{
+	size_t start = b->len, slen = strlen(s) + 1;
+	uint32_t size = traced_align8((uint32_t)(TRACED_REC_HDR_SIZE + 8 +
+	    slen)) + 8;
+
+	memset(b->b + b->len, 0, size);
+	put_hdr(b, 16, size, ts);
+	put_u64(b, n);
+	memcpy(b->b + b->len, s, slen);
+	b->len = start + size - 8;
+	put_u64(b, p);
+	return start;
+}
+
+static void
+put_lost(struct buf *b, uint64_t ts, uint64_t full, uint64_t nested)
+{
+	struct traced_lost l;
+
+	memset(&l, 0, sizeof(l));
+	l.cause[TRACED_DROP_RING_FULL] = full;
+	l.cause[TRACED_DROP_NESTED] = nested;
+	l.count = full + nested;
+	put_hdr(b, TRACED_EVENT_LOST, TRACED_LOST_REC_SIZE, ts);
+	memcpy(b->b + b->len, &l, sizeof(l));
+	b->len += sizeof(l);
+}
+
+static void
+walk_init(struct recwalk *w, uint64_t *counts)
+{
+	memset(w, 0, sizeof(*w));
+	w->ev = events;
+	w->nids = 2;
+	w->counts = counts;
+}
+
+static void
+test_recwalk_counts_events_and_losses(void **state)
+{
+	uint64_t counts[2] = { 0, 0 };
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+
+	(void)state;
+	put_mixed(&b, 100, 1, "abc", 0x1000);
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 100);
+	put_lost(&b, 105, 3, 2);
+	put_mixed(&b, 110, 2, "", 0);
+	walk_init(&w, counts);
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
+	assert_null(w.invalid);
+	assert_int_equal(w.events, 3);
+	assert_int_equal(counts[0], 2);
+	assert_int_equal(counts[1], 1);
+	assert_int_equal(w.lost_records, 1);
+	assert_int_equal(w.discarded, 5);
+	assert_int_equal(w.lost[TRACED_DROP_RING_FULL], 3);
+	assert_int_equal(w.lost[TRACED_DROP_NESTED], 2);
+	assert_int_equal(w.first_ts, 100);
+	assert_int_equal(w.last_ts, 110);
+	/* "" then 7 bytes of padding before the pointer: none after it. */
+	assert_int_equal(w.tail_pad, 0);
+}
+
+static void
+test_recwalk_tail_pad_after_last_string(void **state)
+{
+	static struct tevents_event ev_str = {
+		.name = (char *)"str", .nargs = 1,
+		.args = { { .name = (char *)"s", .cls = TEVENTS_STRING } },
+	};
+	static const struct tevents_event *const one[] = { &ev_str };
+	struct recwalk w = { .ev = one, .nids = 1 };
+	struct buf b = { .len = 0 };
+
+	(void)state;
+	memset(b.b, 0, sizeof(b.b));
+	put_hdr(&b, 16, 24, 1);
+	memcpy(b.b + b.len, "hi", 3);
+	b.len = 24;
+	assert_int_equal(recwalk(&w, b.b, b.len), 24);
+	assert_int_equal(w.tail_pad, 5);
+}
+
+static void
+test_recwalk_leaves_a_cut_record_for_later(void **state)
+{
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+	size_t second;
+
+	(void)state;
+	put_mixed(&b, 1, 1, "first", 1);
+	second = put_mixed(&b, 2, 2, "second", 2);
+	walk_init(&w, NULL);
+	/* Every cut inside the second record keeps exactly the first. */
+	for (size_t cut = second; cut < b.len; cut++) {
+		w.last_ts = 0;
+		w.events = 0;
+		assert_int_equal(recwalk(&w, b.b, cut), (long)second);
+		assert_null(w.invalid);
+		assert_int_equal(w.events, 1);
+	}
+	assert_int_equal(recwalk(&w, b.b + second, b.len - second),
+	    (long)(b.len - second));
+	assert_int_equal(w.last_ts, 2);
+}
+
+/* The size of put_mixed(.., "x", ..): header, n, "x\0" padded, p. */
+#define FIRST	40u
+
+/* buf with one good record then a bad one: refused at the bad one. */
+static void
+expect_refused(struct buf *b, size_t at, const char *why)
+{
+	struct recwalk w;
+
+	walk_init(&w, NULL);
+	assert_int_equal(recwalk(&w, b->b, b->len), -1);
+	assert_non_null(w.invalid);
+	assert_string_equal(w.invalid, why);
+	assert_int_equal(w.invalid_off, at);
+	assert_int_equal(w.events, at > 0 ? 1 : 0);
+}
+
+static void
+test_recwalk_refuses_bad_sizes(void **state)
+{
+	static const uint32_t sizes[] = { 0, 8, 12, 17, TRACED_REC_MAX + 8,
+	    UINT32_MAX };
+	struct buf b;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		b.len = 0;
+		put_mixed(&b, 1, 1, "x", 1);
+		put_hdr(&b, 17, sizes[i], 2);
+		expect_refused(&b, FIRST, "record size out of range");
+	}
+}
+
+static void
+test_recwalk_refuses_time_going_backwards(void **state)
+{
+	struct buf b = { .len = 0 };
+	struct recwalk w;
+
+	(void)state;
+	put_mixed(&b, 50, 1, "x", 1);
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 49);
+	expect_refused(&b, FIRST, "timestamp going backwards");
+	/* Against the previous span's last record too. */
+	walk_init(&w, NULL);
+	w.last_ts = 51;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_int_equal(w.invalid_off, 0);
+}
+
+static void
+test_recwalk_refuses_unknown_ids(void **state)
+{
+	static const uint32_t ids[] = { 1, 15, 18, 0x7fffffff, UINT32_MAX };
+	struct buf b;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		b.len = 0;
+		put_mixed(&b, 1, 1, "x", 1);
+		put_hdr(&b, ids[i], TRACED_REC_HDR_SIZE, 2);
+		expect_refused(&b, FIRST, "unknown event id");
+	}
+}
+
+static void
+test_recwalk_refuses_records_unlike_their_event(void **state)
+{
+	struct buf b = { .len = 0 };
+
+	(void)state;
+	/* 'empty' with 8 bytes of payload. */
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, 17, 24, 2);
+	put_u64(&b, 0);
+	expect_refused(&b, FIRST, "record size does not match its event");
+
+	/* 'mixed' whose string has no NUL inside the record. */
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, 16, 40, 2);
+	put_u64(&b, 7);
+	memset(b.b + b.len, 'A', 16);
+	b.len += 16;
+	expect_refused(&b, FIRST, "string argument without its end");
+
+	/* 'mixed' too short for its pointer after the string. */
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, 16, 32, 2);
+	put_u64(&b, 7);
+	memcpy(b.b + b.len, "1234567", 8);
+	b.len += 8;
+	expect_refused(&b, FIRST, "record shorter than its event");
+
+	/* 'mixed' cut before its string starts. */
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, 16, 24, 2);
+	put_u64(&b, 7);
+	expect_refused(&b, FIRST, "record shorter than its event");
+}
+
+static void
+test_recwalk_refuses_lost_records_that_lie(void **state)
+{
+	struct traced_lost l;
+	struct buf b = { .len = 0 };
+
+	(void)state;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_lost(&b, 2, 4, 1);
+	memcpy(&l, b.b + FIRST + TRACED_REC_HDR_SIZE, sizeof(l));
+	l.count = 6;
+	memcpy(b.b + FIRST + TRACED_REC_HDR_SIZE, &l, sizeof(l));
+	expect_refused(&b, FIRST, "loss record does not add up");
+
+	/* Causes that wrap around to the right sum. */
+	l.cause[TRACED_DROP_RING_FULL] = UINT64_MAX;
+	l.cause[TRACED_DROP_NESTED] = 2;
+	l.count = 1;
+	memcpy(b.b + FIRST + TRACED_REC_HDR_SIZE, &l, sizeof(l));
+	expect_refused(&b, FIRST, "loss record does not add up");
+
+	/* A LOST record of the wrong size. */
+	b.len = FIRST;
+	put_hdr(&b, TRACED_EVENT_LOST, TRACED_REC_HDR_SIZE + 8, 2);
+	put_u64(&b, 0);
+	expect_refused(&b, FIRST, "bad loss record");
+}
+
+static void
+test_recwalk_without_any_event_table(void **state)
+{
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	put_hdr(&b, 16, TRACED_REC_HDR_SIZE, 1);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "unknown event id");
+	/* LOST records need no table. */
+	b.len = 0;
+	put_lost(&b, 1, 1, 0);
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
+	assert_int_equal(w.discarded, 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recwalk_counts_events_and_losses),
+		cmocka_unit_test(test_recwalk_tail_pad_after_last_string),
+		cmocka_unit_test(test_recwalk_leaves_a_cut_record_for_later),
+		cmocka_unit_test(test_recwalk_refuses_bad_sizes),
+		cmocka_unit_test(test_recwalk_refuses_time_going_backwards),
+		cmocka_unit_test(test_recwalk_refuses_unknown_ids),
+		cmocka_unit_test(test_recwalk_refuses_records_unlike_their_event),
+		cmocka_unit_test(test_recwalk_refuses_lost_records_that_lie),
+		cmocka_unit_test(test_recwalk_without_any_event_table),
+	};
+
+	return cmocka_run_group_tests_name("recwalk", tests, NULL, NULL);
+}
