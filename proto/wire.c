@@ -70,9 +70,34 @@ wire_fail(const char **why, const char *reason, int err)
 	return err;
 }
 
+/*
+ * The padding of every fixed struct: reserved, so it must be zero, or
+ * a later version could never give it a meaning.
+ */
+static int
+wire_pad_zero(const struct wire_msg *m)
+{
+	switch (m->type) {
+	case TRACED_MSG_PROVIDER_ACK:
+		return m->u.provider_ack->pad == 0;
+	case TRACED_MSG_RING:
+		return m->u.ring->pad == 0;
+	case TRACED_MSG_NOTIFY:
+		return m->u.notify->pad == 0;
+	case TRACED_MSG_WELCOME:
+		return m->u.welcome->pad == 0;
+	case TRACED_MSG_CTL_REQUEST:
+		return m->u.ctl_request->pad == 0;
+	default:
+		return 1;
+	}
+}
+
 static int
 wire_check_body(struct wire_msg *m, const char **why)
 {
+	if (!wire_pad_zero(m))
+		return wire_fail(why, "reserved bytes not zero", -EBADMSG);
 	switch (m->type) {
 	case TRACED_MSG_HELLO:
 		if (m->u.hello->version != TRACED_PROTOCOL_VERSION)

@@ -98,7 +98,7 @@ struct traced_msg_provider_ack {
 	uint32_t	index;
 	int32_t		status;
 	uint32_t	state_size;
-	uint32_t	pad;
+	uint32_t	pad;		/* zero: refused otherwise */
 };
 
 /*
@@ -110,14 +110,14 @@ struct traced_msg_ring {
 	uint32_t	index;		/* the client's ring number */
 	uint32_t	tid;
 	uint32_t	order;
-	uint32_t	pad;
+	uint32_t	pad;		/* zero: refused otherwise */
 };
 
 /* NOTIFY: ring 'index' is filling up or finished: please drain it. */
 struct traced_msg_notify {
 	struct traced_msg_hdr hdr;
 	uint32_t	index;
-	uint32_t	pad;
+	uint32_t	pad;		/* zero: refused otherwise */
 };
 
 /* Clocks a daemon may announce in WELCOME. */
@@ -136,7 +136,7 @@ struct traced_msg_welcome {
 	uint32_t	clock;		/* enum traced_clock_kind */
 	uint32_t	ring_order;	/* default ring size, 2^order */
 	uint32_t	paused;		/* 1: trace-file off */
-	uint32_t	pad;
+	uint32_t	pad;		/* zero: refused otherwise */
 };
 
 /*
@@ -151,7 +151,7 @@ struct traced_msg_ctl_request {
 	uint32_t	version;	/* TRACED_PROTOCOL_VERSION */
 	uint32_t	flags;		/* TRACED_CTL_* */
 	uint32_t	argc;
-	uint32_t	pad;
+	uint32_t	pad;		/* zero: refused otherwise */
 };
 
 /*

@@ -791,6 +791,34 @@ test_wire_ctl_request_arguments_must_match(void **state)
 	decode_fails(mbuf, len, 0, -EBADMSG, "bytes after");
 }
 
+/* Every padding field is reserved: a message with one set is refused. */
+static void
+test_wire_rejects_nonzero_padding(void **state)
+{
+	static const struct {
+		size_t	(*make)(void *);
+		size_t	 pad_off;
+		int	 nfds;
+	} cases[] = {
+		{ make_ring, offsetof(struct traced_msg_ring, pad), 1 },
+		{ make_notify, offsetof(struct traced_msg_notify, pad), 0 },
+		{ make_welcome, offsetof(struct traced_msg_welcome, pad), 0 },
+		{ make_ack, offsetof(struct traced_msg_provider_ack, pad), 1 },
+		{ make_ctl_request,
+		    offsetof(struct traced_msg_ctl_request, pad), 0 },
+	};
+	struct wire_msg m;
+	size_t i, len;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		len = cases[i].make(mbuf);
+		decode_ok(mbuf, len, cases[i].nfds, &m);
+		mbuf[cases[i].pad_off + 3] = 0x80;
+		decode_fails(mbuf, len, cases[i].nfds, -EBADMSG, "reserved");
+	}
+}
+
 static void
 test_wire_ctl_request_rejects_unknown_flags(void **state)
 {
@@ -1168,6 +1196,7 @@ main(void)
 		cmocka_unit_test(
 		    test_wire_ctl_request_encode_refuses_what_does_not_fit),
 		cmocka_unit_test(test_wire_decode_survives_mutations),
+		cmocka_unit_test(test_wire_rejects_nonzero_padding),
 	};
 
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
