@@ -97,7 +97,7 @@ EXAMPLE		:= $(O)/bin/traced-example
 PROGRAMS	:= $(TRACED) $(TRACECTL) $(TRACEGEN)
 
 .PHONY: all check check-unit check-integration run install uninstall clean \
-	deps bench fuzz
+	deps bench fuzz fuzz-build
 .DEFAULT_GOAL := all
 
 all: $(PROGRAMS) $(LIBSO) $(LIBA) $(O)/lib/libtraced.so $(EXAMPLE) \
@@ -172,6 +172,7 @@ $(EXAMPLE): $(O)/example/example.o $(O)/gen/example/trace.o $(LIBA)
 
 include mk/tests.mk
 include mk/install.mk
+include mk/fuzz.mk
 
 # ---- convenience ----------------------------------------------------------
 

@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: MIT
+# Fuzzing: libFuzzer targets built with clang, ASan and UBSan.
+#
+#   make fuzz                   build every target, run each FUZZ_SECONDS
+#   make fuzz FUZZ_SECONDS=600  a longer campaign
+#
+# A target tests/fuzz/fuzz_NAME.c defines LLVMFuzzerTestOneInput and is
+# linked with the sources in fuzz_NAME_SRCS (pure code: proto/ and the
+# offline readers).  Seeds are in tests/fuzz/corpus/NAME/; what a run
+# finds goes to $(O)/fuzz/corpus/NAME and crashes to $(O)/fuzz/artifacts.
+
+FUZZ_CC		?= clang
+FUZZ_SECONDS	?= 30
+FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_FLAGS	:= -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined $(P_CPPFLAGS) -Ictl
+
+fuzz_wire_SRCS		:= proto/wire.c
+fuzz_recwalk_SRCS	:= proto/recwalk.c
+fuzz_tevents_SRCS	:= proto/tevents.c
+fuzz_command_SRCS	:= proto/command.c proto/wire.c
+
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_%_SRCS) | $(PUB_HDRS)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZ-CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(fuzz_$*_SRCS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	$(Q)sh tools/deps.sh fuzz
+	$(Q)O=$(abspath $(O)) sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
