@@ -15,6 +15,8 @@ test_wire_OBJS		:=
 test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
 test_ring_OBJS		:= $(LIB_OBJS)
 test_ctf_OBJS		:= $(O)/daemon/ctf.o
+test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tracedir.o \
+			   $(O)/ctl/tracedir-io.o
 test_config_OBJS	:= $(O)/daemon/config.o
 test_command_OBJS	:=
 test_recwalk_OBJS	:=
