@@ -357,9 +357,15 @@ static void
 info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 {
 	uint64_t size = traced_ring_size(rg->order);
+	/*
+	 * rg->tail belongs to the worker while the ring is out: the tail
+	 * it last published in the header does for a fill level (client
+	 * memory, so checked, and only this ring's line can be wrong).
+	 */
 	uint64_t head = __atomic_load_n(&rg->hdr->head, __ATOMIC_RELAXED);
-	uint64_t fill = head >= rg->tail && head - rg->tail <= size ?
-	    (head - rg->tail) * 100 / size : 0;
+	uint64_t tail = __atomic_load_n(&rg->hdr->tail, __ATOMIC_RELAXED);
+	uint64_t fill = head >= tail && head - tail <= size ?
+	    (head - tail) * 100 / size : 0;
 	char causes[256], j1[PATH_MAX + 16];
 	uint64_t lost, all[TRACED_DROP_NCAUSES], d, rec;
 	int i;

@@ -73,7 +73,6 @@ struct sring {
 	uint64_t	 discarded;	/* running events_discarded */
 	uint64_t	 last_ts;
 	char		*stream_path;
-	int		 books_closed;	/* drain_close() ran */
 
 	/* Loop thread only. */
 	int		 queued;	/* a job is out */
@@ -82,6 +81,7 @@ struct sring {
 	int		 reopen;	/* new stream file at next drain */
 	int		 finished;	/* thread exited, drained, closed */
 	int		 quarantined;	/* failed validation: not drained */
+	int		 books_closed;	/* a job's drain_close() ran */
 	uint64_t	 gen_done;	/* flush generation drained+synced */
 	uint64_t	 events;
 	uint64_t	 lost_records;	/* traced:lost events in the stream */

@@ -69,6 +69,8 @@ struct job {
 	const char	*invalid;	/* why the span was refused */
 	uint64_t	 invalid_at;	/* its ring position */
 	int		 finished;	/* ring finished and empty */
+	int		 books_closed;	/* drain_close() counted the last
+					   unreported losses */
 	int		 more;		/* stopped with data left: requeue */
 	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
 	uint64_t	*counts;	/* events written by id - ID_BASE,
@@ -163,9 +165,10 @@ drain_close(struct job *j)
 	uint64_t n = 0, d, rec;
 	int i;
 
+	/* Set by the loop in job_complete(), never while a job is out. */
 	if (r->books_closed)
 		return;
-	r->books_closed = 1;
+	j->books_closed = 1;
 	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
 		/* Client memory: read once, and a total that went
 		 * backwards is no loss. */
@@ -402,6 +405,7 @@ job_complete(struct job *j)
 	unsigned causes = j->lost_write ? 1u << TRACED_DROP_WRITE_ERROR : 0;
 
 	r->queued = 0;
+	r->books_closed |= j->books_closed;
 	r->events += j->walk.events;
 	r->lost_records += j->walk.lost_records;
 	r->bytes += j->bytes;
