@@ -307,14 +307,16 @@ gen_event(FILE *out, const struct tevents_event *ev, size_t idx,
 	fprintf(out, "static inline bool\n"
 	    "trace_%s_enabled(void)\n"
 	    "{\n"
-	    "\treturn __builtin_expect(traced_state_%s[%zu] != 0, 0);\n"
+	    "\treturn __builtin_expect(traced_state_on(traced_state_%s, %zu), "
+	    "0);\n"
 	    "}\n", ev->name, provider, idx);
 
 	fprintf(out, "static inline void\ntrace_%s(", ev->name);
 	gen_params(out, ev);
 	fprintf(out, ")\n"
 	    "{\n"
-	    "\tif (__builtin_expect(traced_state_%s[%zu] != 0, 0)) {\n",
+	    "\tif (__builtin_expect(traced_state_on(traced_state_%s, %zu), "
+	    "0)) {\n",
 	    provider, idx);
 	gen_record(out, ev, idx, provider);
 	fputs("\t}\n}\n", out);

@@ -125,7 +125,8 @@ test_tracegen_header_declares_provider_and_guard(void **state)
 	assert_contains(h, "#define TRACE_BAR_ID 1\n");
 	assert_contains(h, "#define TRACE_ODD_ID 5\n");
 	assert_contains(h, "static inline bool\ntrace_bar_enabled(void)\n{\n"
-	    "\treturn __builtin_expect(traced_state_example[1] != 0, 0);\n"
+	    "\treturn __builtin_expect(traced_state_on(traced_state_example, 1), "
+	    "0);\n"
 	    "}\n");
 	/* The event's line as a comment, disable included. */
 	assert_contains(h, "/* disable bar(uint64_t addr, size_t len, "
@@ -145,7 +146,8 @@ test_tracegen_header_computes_string_offsets_at_run_time(void **state)
 	h = generate(1, &f, "example");
 	fn = function_of(h, "foo");
 	assert_contains(fn, "trace_foo(int a, const char *s, void *p)\n{\n"
-	    "\tif (__builtin_expect(traced_state_example[0] != 0, 0)) {\n"
+	    "\tif (__builtin_expect(traced_state_on(traced_state_example, 0), "
+	    "0)) {\n"
 	    "\t\tuint32_t traced_n_s = traced_str_size(s);\n"
 	    "\t\tuint32_t traced_o_s = 24;\n"
 	    "\t\tuint32_t traced_o_p = traced_align8(traced_o_s + "
@@ -232,7 +234,8 @@ test_tracegen_header_zero_argument_event_is_16_bytes(void **state)
 	h = generate(1, &f, "example");
 	fn = function_of(h, "zero");
 	assert_contains(fn, "trace_zero(void)\n{\n"
-	    "\tif (__builtin_expect(traced_state_example[2] != 0, 0)) {\n"
+	    "\tif (__builtin_expect(traced_state_on(traced_state_example, 2), "
+	    "0)) {\n"
 	    "\t\tchar *traced_r = traced_reserve("
 	    "traced_provider_example.id_base + 2, 16);\n"
 	    "\t\tif (traced_r != NULL) {\n"
