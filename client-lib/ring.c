@@ -150,13 +150,16 @@ ring_create(struct traced_thread *t)
 	if (base == MAP_FAILED)
 		goto fail_fd;
 	/*
-	 * MAP_POPULATE: the pages are allocated now, not by page faults
-	 * in the middle of later trace calls.
+	 * MAP_POPULATE, on both copies: the pages and their page table
+	 * entries are made now, not by page faults in the middle of
+	 * later trace calls (a fault can sleep on mmap_lock while another
+	 * thread of the process maps something).
 	 */
 	if (mmap(base, file_len, PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED ||
 	    mmap(base + file_len, size, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_FIXED, fd, TRACED_RING_HDR_SIZE) == MAP_FAILED) {
+	    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
+	    TRACED_RING_HDR_SIZE) == MAP_FAILED) {
 		munmap(base, map_len);
 		goto fail_fd;
 	}
