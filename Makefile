@@ -4,6 +4,7 @@
 #   make                 build programs, library, example
 #   make check           build and run every test (unit, then integration)
 #   make check SANITIZE=1  the same under ASan + UBSan
+#   make check-tsan      the client library's threads under TSan
 #   make run             start a private traced and trace the example
 #   make install PREFIX=/usr/local DESTDIR=
 #   make V=1             show full commands
@@ -13,6 +14,8 @@ SOVERSION	:= 1
 
 ifeq ($(SANITIZE),1)
 O		?= build-asan
+else ifeq ($(SANITIZE),thread)
+O		?= build-tsan
 else
 O		?= build
 endif
@@ -57,6 +60,12 @@ P_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 P_LDFLAGS += -fsanitize=address,undefined
 endif
+# SANITIZE=thread: ThreadSanitizer, for the client library's threads
+# (see check-tsan in mk/tests.mk).
+ifeq ($(SANITIZE),thread)
+P_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+P_LDFLAGS += -fsanitize=thread
+endif
 
 COMPILE = $(CC) $(P_CPPFLAGS) $(CPPFLAGS) $(P_CFLAGS) $(CFLAGS)
 
@@ -96,7 +105,8 @@ EXAMPLE		:= $(O)/bin/traced-example
 
 PROGRAMS	:= $(TRACED) $(TRACECTL) $(TRACEGEN)
 
-.PHONY: all check check-unit check-integration run install uninstall clean \
+.PHONY: all check check-unit check-integration check-tsan check-tsan-run \
+	run install uninstall clean \
 	deps bench fuzz fuzz-build
 .DEFAULT_GOAL := all
 

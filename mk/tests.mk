@@ -73,3 +73,34 @@ bench: deps
 	$(Q)sh tools/deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_TRACED) $(BENCH_LTTNG)
 	$(Q)O=$(abspath $(O)) sh tests/bench/run.sh
+
+# ThreadSanitizer: the client library's threads (producers, the
+# connection thread, the fork handlers) and the daemon's loop and
+# writeout pool, in the scenarios where they meet: live enabling,
+# no daemon, overflowing rings, client crashes, daemon restarts.  Not
+# fork (045): TSan cannot follow a multi-threaded process into a
+# fork()ed child that starts threads.  The 1 ms bound on a trace call
+# (091) is the plain and ASan builds' to check: TSan instruments every
+# access, so here it is 50 ms.  Reports go to files (stderr is
+# part of what 040 checks); any report fails.  tests/tsan.supp says
+# why each suppression is there.
+TSAN_INTEG := $(addprefix tests/integration/,030-trace-event-live.sh \
+	040-no-daemon.sh 060-loss-invariant.sh 090-client-crash.sh \
+	091-daemon-restart.sh)
+
+check-tsan: deps
+	$(Q)$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
+
+check-tsan-run: all $(HELPERS) $(O)/tests/unit/test_ring
+	$(Q)rm -rf $(O)/tsan && mkdir -p $(O)/tsan
+	$(Q)export TSAN_OPTIONS="log_path=$(abspath $(O))/tsan/report \
+		suppressions=$(abspath tests/tsan.supp)"; \
+	$(O)/tests/unit/test_ring && \
+	TRACE_CALL_MAX_NS=50000000 \
+	O=$(abspath $(O)) SANITIZE=thread sh tests/run-integration.sh \
+		$(TSAN_INTEG); rc=$$?; \
+	if ls $(O)/tsan/report.* >/dev/null 2>&1; then \
+		echo "FAIL: ThreadSanitizer reports:"; \
+		head -n 60 $(O)/tsan/report.*; exit 1; \
+	fi; \
+	echo "tsan: no report"; exit $$rc
