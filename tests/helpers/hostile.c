@@ -517,6 +517,39 @@ ring_expect_refused(int sock, struct hring *r, uint64_t bad,
 	close(sock);
 }
 
+/*
+ * A ring, and events in it, from a session that never registered a
+ * provider: the daemon has no event table for it, so every id is
+ * unknown and the ring is refused (it once took the table's reference
+ * count through a NULL pointer).
+ */
+static void
+case_ring_no_provider(const char *name)
+{
+	struct hring r;
+	int sock = h_session();
+
+	if (sock == -1) {
+		check(0, name, "no session");
+		return;
+	}
+	if (ring_make(&r, 0, ORDER, F_SEAL_SHRINK) == -1) {
+		close(sock);
+		return;
+	}
+	ring_send_fd(sock, &r, r.fd);
+	put_tick(&r, 1);
+	ring_publish(&r);
+	notify(sock, r.index);
+	sleep_ms(200);
+	check(__atomic_load_n(&r.h->tail, __ATOMIC_ACQUIRE) == 0, name,
+	    "events of no provider were drained");
+	printf("%s: refused, connection %s\n", name,
+	    h_closed(sock, 100) ? "closed" : "kept");
+	ring_unmake(&r);
+	close(sock);
+}
+
 /* ---- (a) ring contents -------------------------------------------- */
 
 static void
@@ -1168,6 +1201,7 @@ static const struct hcase {
 	const char	*log;		/* what the daemon's log must say */
 } cases[] = {
 	{ "ring-good", case_ring_good, "" },
+	{ "ring-no-provider", case_ring_no_provider, "unknown event id" },
 	{ "ring-head-beyond", case_ring, "head beyond the ring" },
 	{ "ring-head-back", case_ring, "head went backwards" },
 	{ "ring-head-max", case_ring, "head beyond the ring" },
