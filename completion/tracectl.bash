@@ -8,7 +8,7 @@
 # or source it from ~/.bashrc.  Needs nothing from bash-completion.
 
 # First words of the commands, and the second words after "info".
-_tracectl_commands="help info trace-event trace-file"
+_tracectl_commands="help info print trace-event trace-file"
 _tracectl_info="session sessions trace trace-events"
 
 _tracectl_options="-r --runtime-dir -j --json -t --timeout -h --help
@@ -80,6 +80,13 @@ _tracectl()
 				    info sessions 2>/dev/null |
 				    awk 'NR > 1 { print $1 }')" -- "$cur"))
 			fi ;;
+		esac ;;
+	print)
+		# Local: --json, then trace or session directories.
+		case $cur in
+		-*)	COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
+		*)	compopt -o filenames 2>/dev/null
+			COMPREPLY=($(compgen -d -- "$cur")) ;;
 		esac ;;
 	trace-event)
 		# PATTERN is free text; then on or off.

@@ -14,7 +14,8 @@
  *   by the control socket's mode: EACCES), 2 usage error, 3 no daemon,
  *   or it stopped answering or answered nonsense.
  *
- * 'help' is answered here from the table, so it works with no daemon.
+ * 'help' is answered here from the table, and 'print' reads trace
+ * directories here (print.c), so both work with no daemon.
  * With --json the daemon sends one JSON value per line and tracectl
  * wraps them, checked, in one document together with the status.
  *
@@ -44,17 +45,12 @@
 
 #include "command.h"
 #include "json.h"
+#include "tracectl.h"
 #include "wire.h"
 
 #ifndef TRACED_VERSION
 #define TRACED_VERSION	"unknown"
 #endif
-
-/* Exit statuses (man/tracectl.1, STYLE.md section 4). */
-#define EXIT_DONE		0
-#define EXIT_FAILED		1
-#define EXIT_USAGE		2
-#define EXIT_UNREACHABLE	3
 
 #define SYSTEM_RUNTIME_DIR	"/run/traced"
 #define TIMEOUT_DEFAULT		30	/* s of silence from the daemon */
@@ -166,7 +162,9 @@ print_help(void)
 {
 	print_usage(stdout);
 	fputs("\n"
-	    "Send COMMAND to the traced daemon and print its answer.\n"
+	    "Send COMMAND to the traced daemon and print its answer;\n"
+	    "'help' and 'print' are done by tracectl itself, no daemon "
+	    "needed.\n"
 	    "\n"
 	    "options:\n"
 	    "  -r, --runtime-dir DIR  the daemon's runtime directory "
@@ -857,8 +855,16 @@ main(int argc, char *argv[])
 
 	memset(&cmd, 0, sizeof(cmd));
 	if ((cmd.def = command_lookup(argc, argv, &consumed, err,
-	    sizeof(err))) == NULL ||
-	    command_check_args(cmd.def, argc - consumed, err,
+	    sizeof(err))) == NULL) {
+		ctl_warnx("%s", err);
+		return EXIT_USAGE;
+	}
+	/* print never goes on the wire, whose word limit is the table's
+	 * args_max: it takes any number of directories. */
+	if (cmd.def->id == CMD_ID_PRINT)
+		return finish(print_main(argc - consumed, argv + consumed,
+		    json_output));
+	if (command_check_args(cmd.def, argc - consumed, err,
 	    sizeof(err)) == -1) {
 		ctl_warnx("%s", err);
 		return EXIT_USAGE;

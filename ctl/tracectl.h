@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * tracectl's program header: its exit statuses and the commands it runs
+ * itself, without a daemon.  tracectl-internal; main thread.
+ */
+#ifndef TRACED_CTL_TRACECTL_H
+#define TRACED_CTL_TRACECTL_H
+
+/* Exit statuses (man/tracectl.1, STYLE.md section 4). */
+#define EXIT_DONE		0
+#define EXIT_FAILED		1
+#define EXIT_USAGE		2
+#define EXIT_UNREACHABLE	3
+
+/* print.c */
+
+/*
+ * 'tracectl print [--json] DIR...': the arguments after the command
+ * name, and whether tracectl's own --json was given.  Prints the events
+ * of every session under the DIRs, merged by time, on stdout.  Returns
+ * EXIT_DONE, EXIT_FAILED when a file could not be read or is corrupt
+ * (said on stderr; what could be read is printed), or EXIT_USAGE.
+ */
+int	print_main(int nargs, char **args, int json);
+
+#endif /* TRACED_CTL_TRACECTL_H */
