@@ -256,7 +256,7 @@ print_value_text(const struct tracedir_value *v)
 	}
 	switch (t->base) {
 	case 16:
-		printf("0x%llx", (unsigned long long)v->u);
+		printf("0x%llX", (unsigned long long)v->u);
 		break;
 	case 8:
 		printf("0%llo", (unsigned long long)v->u);
