@@ -492,6 +492,8 @@ print_main(int nargs, char **args, int json)
 		    ctx.nerrs_all == 0 ? "ok" : "error");
 		if (ctx.nerrs_all == 0)
 			fputs("\"\"", stdout);
+		else if (ctx.nerrs == 0)	/* strdup() failed */
+			print_json_str("out of memory");
 		else if (ctx.nerrs_all == 1)
 			print_json_str(ctx.errs[0]);
 		else {

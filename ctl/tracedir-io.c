@@ -370,6 +370,9 @@ tracedir_load(struct tracedir_set *set, const char *path,
 	return L.nerr;
 }
 
+/*
+ * Free what a set owns.  Contract in tracedir.h.
+ */
 void
 tracedir_set_free(struct tracedir_set *set)
 {

@@ -1340,6 +1340,9 @@ td_finish(struct td_parser *P)
 
 /* ---- metadata: entry points ------------------------------------------- */
 
+/*
+ * Free a meta.  Contract in tracedir.h.
+ */
 void
 tracedir_meta_free(struct tracedir_meta *m)
 {
@@ -1513,6 +1516,9 @@ td_serr(struct tracedir_stream *s, uint64_t off, const char *fmt, ...)
 	return TRACEDIR_ERROR;
 }
 
+/*
+ * Start a walk.  Contract in tracedir.h.
+ */
 void
 tracedir_stream_init(struct tracedir_stream *s, const struct tracedir_meta *m,
     const void *buf, size_t len)

@@ -186,6 +186,7 @@ struct tracedir_stream {
 int	tracedir_meta_parse(const char *text, size_t len, const char *filename,
 	    struct tracedir_meta **out, char *err, size_t errlen);
 
+/* Free m and everything it owns; NULL is fine. */
 void	tracedir_meta_free(struct tracedir_meta *m);
 
 /* The class with this id, or NULL. */
@@ -260,6 +261,7 @@ typedef void	(*tracedir_error_cb)(void *arg, const char *msg);
 int	tracedir_load(struct tracedir_set *set, const char *path,
 	    tracedir_error_cb cb, void *arg);
 
+/* Free every session of the set and empty it (it may be reused). */
 void	tracedir_set_free(struct tracedir_set *set);
 
 /*
