@@ -15,6 +15,9 @@ command -v babeltrace2 >/dev/null 2>&1 ||
 expect_status() {	# WANT COMMAND...
 	want=$1; shift
 	set +e; "$@" >"$T/out" 2>"$T/err"; got=$?; set -e
+	# Under SANITIZE=1 a report also exits 1: look for it.
+	! grep -q "Sanitizer\|runtime error" "$T/err" ||
+		fail "'$*': sanitizer report: $(head -c 2000 "$T/err")"
 	[ "$got" = "$want" ] ||
 		fail "'$*' exited $got, not $want: $(head -c 600 "$T/err")"
 }
