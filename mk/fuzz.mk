@@ -20,6 +20,7 @@ fuzz_wire_SRCS		:= proto/wire.c
 fuzz_recwalk_SRCS	:= proto/recwalk.c
 fuzz_tevents_SRCS	:= proto/tevents.c
 fuzz_command_SRCS	:= proto/command.c proto/wire.c
+fuzz_tracedir_SRCS	:= ctl/tracedir.c
 
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_%_SRCS) | $(PUB_HDRS)
 	@mkdir -p $(dir $@)
