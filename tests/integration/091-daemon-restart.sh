@@ -3,7 +3,7 @@
 # Programs survive their daemon.  Four programs trace steadily while
 # traced is killed with SIGKILL and started again, three times.  They
 # never block (every trace call, timed inside the program, stays under
-# TRACE_CALL_MAX_NS, 1 ms), never crash, come back as new sessions
+# TRACE_CALL_MAX_NS, 1 ms; 5 ms under ASan), never crash, come back as new sessions
 # within 2 s of each restart, and what they lost while no daemon ran is
 # counted: the new session's lost_before_connect ('info trace') and the
 # 'disconnected' field of the traced:lost records in its trace.
@@ -11,7 +11,13 @@
 bg_track_init
 
 NPROG=4
-MAX_NS=${TRACE_CALL_MAX_NS:-1000000}
+# The bound is the plain build's: under ASan every access is checked,
+# and on a shared 2-CPU machine that alone has taken a call past 1 ms.
+if [ "${SANITIZE:-}" = 1 ]; then
+	MAX_NS=${TRACE_CALL_MAX_NS:-5000000}
+else
+	MAX_NS=${TRACE_CALL_MAX_NS:-1000000}
+fi
 DOWN=1			# seconds without a daemon: 16 KiB rings fill
 
 # The pids of our programs among the connected sessions, one per line.
