@@ -32,6 +32,7 @@
 #include "daemon/ctf.h"
 #include "ring.h"
 #include "tevents.h"
+#include "recbuild.h"
 
 #define T_PID		4242
 #define T_OFFSET_S	1700000000
@@ -53,13 +54,6 @@ struct t_dir {
 };
 
 /* Records of one packet, built as the producer lays them out. */
-struct t_recs {
-	uint8_t	b[8192];
-	size_t	len;
-	size_t	start;			/* of the record being built */
-	size_t	tail_pad;		/* after the last record's fields */
-};
-
 static void
 t_info(struct ctf_trace_info *info, const char *procname)
 {
@@ -93,15 +87,6 @@ t_arg(struct tevents_event *ev, const char *name, enum tevents_class cls)
 	ev->nargs++;
 }
 
-static void
-t_put(uint8_t *p, uint64_t v, int n)
-{
-	int	 i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static uint64_t
 t_get(const uint8_t *p, int n)
 {
@@ -111,54 +96,6 @@ t_get(const uint8_t *p, int n)
 	for (i = n - 1; i >= 0; i--)
 		v = v << 8 | p[i];
 	return v;
-}
-
-static void
-t_pad8(struct t_recs *r)
-{
-	while (r->len % 8 != 0)
-		r->b[r->len++] = 0;
-}
-
-/* The 16-byte header; 'size' is filled in by t_rec_end(). */
-static void
-t_rec_begin(struct t_recs *r, uint32_t id, uint64_t ts)
-{
-	assert_int_equal(r->len % 8, 0);
-	r->start = r->len;
-	t_put(r->b + r->len, id, 4);
-	t_put(r->b + r->len + 4, 0, 4);
-	t_put(r->b + r->len + 8, ts, 8);
-	r->len += TRACED_REC_HDR_SIZE;
-}
-
-/* An integer of any class: 64 bits at the next 8-byte boundary. */
-static void
-t_rec_int(struct t_recs *r, uint64_t v)
-{
-	t_pad8(r);
-	t_put(r->b + r->len, v, 8);
-	r->len += 8;
-}
-
-/* A string: its bytes and a NUL right after the previous argument. */
-static void
-t_rec_str(struct t_recs *r, const char *s)
-{
-	size_t	 n = strlen(s) + 1;
-
-	memcpy(r->b + r->len, s, n);
-	r->len += n;
-}
-
-static void
-t_rec_end(struct t_recs *r)
-{
-	size_t	 end = r->len;
-
-	t_pad8(r);
-	r->tail_pad = r->len - end;
-	t_put(r->b + r->start + 4, r->len - r->start, 4);
 }
 
 static void
