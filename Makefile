@@ -107,7 +107,7 @@ PROGRAMS	:= $(TRACED) $(TRACECTL) $(TRACEGEN)
 
 .PHONY: all check check-unit check-integration check-tsan check-tsan-run \
 	run install uninstall clean \
-	deps bench fuzz fuzz-build
+	deps bench fuzz
 .DEFAULT_GOAL := all
 
 all: $(PROGRAMS) $(LIBSO) $(LIBA) $(O)/lib/libtraced.so $(EXAMPLE) \

@@ -26,8 +26,6 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_%_SRCS) | $(PUB_HDRS)
 	@mkdir -p $(dir $@)
 	$(call say,FUZZ-CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(fuzz_$*_SRCS)
 
-fuzz-build: $(FUZZ_BINS)
-
 fuzz: $(FUZZ_BINS)
 	$(Q)sh tools/deps.sh fuzz
 	$(Q)O=$(abspath $(O)) sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
