@@ -4,10 +4,10 @@
  *
  * The connection thread: the only code in a traced process that talks
  * to the daemon.  It finds the daemon's client.sock, says HELLO, sends
- * every provider and ring, maps the state pages the daemon answers
- * with, forwards the wakeups application threads ask for, and when the
- * daemon goes away keeps the current state bytes in private memory and
- * tries again every TRACED_RETRY_MS.  Events traced meanwhile fill the
+ * every provider (with its state memfd, which the daemon writes) and
+ * ring, forwards the wakeups application threads ask for, and when the
+ * daemon goes away tries again every TRACED_RETRY_MS.  The state bytes
+ * stay as the last daemon left them; no mapping changes.  Events traced meanwhile fill the
  * rings; the next daemon drains them, and what did not fit is counted
  * as lost while disconnected.
  *
@@ -101,12 +101,14 @@ conn_connect(void)
 	}
 }
 
+/* Send a message with nfds (0 to 2) descriptors. */
 static int
-conn_send(int sock, const void *msg, size_t len, int fd, int flags)
+conn_send(int sock, const void *msg, size_t len, const int *fds, int nfds,
+    int flags)
 {
 	union {
 		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
 	} cm;
 	struct iovec iov = { (void *)msg, len };
 	struct msghdr mh;
@@ -114,14 +116,14 @@ conn_send(int sock, const void *msg, size_t len, int fd, int flags)
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	if (fd != -1) {
+	if (nfds > 0) {
 		memset(&cm, 0, sizeof(cm));
 		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
+		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
 		cm.hdr.cmsg_level = SOL_SOCKET;
 		cm.hdr.cmsg_type = SCM_RIGHTS;
-		cm.hdr.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&cm.hdr), &fd, sizeof(int));
+		cm.hdr.cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(&cm.hdr), fds, (size_t)nfds * sizeof(int));
 	}
 	for (;;) {
 		if (sendmsg(sock, &mh, MSG_NOSIGNAL | flags) == (ssize_t)len)
@@ -166,16 +168,19 @@ conn_send_hello(int sock)
 	    __ATOMIC_RELAXED);
 	m.flags = traced_clock_tsc ? TRACED_HELLO_TSC : 0;
 	m.lost_disconnected = lost;
-	return conn_send(sock, &m, sizeof(m), -1, 0);
+	return conn_send(sock, &m, sizeof(m), NULL, 0, 0);
 }
 
-/* Send a provider's description in a sealed memfd.  Locked. */
+/*
+ * Send a provider: its description in a sealed memfd, and its state
+ * memfd.  Locked.
+ */
 static int
 conn_send_provider(int sock, struct lprov *lp)
 {
 	const struct traced_provider *p = lp->p;
 	struct traced_msg_provider m;
-	int fd, rc;
+	int fds[2], fd, rc;
 
 	if (p == NULL)
 		return 0;
@@ -195,7 +200,9 @@ conn_send_provider(int sock, struct lprov *lp)
 	m.nevents = p->nevents;
 	m.desc_size = p->desc_len;
 	snprintf(m.name, sizeof(m.name), "%s", p->name);
-	rc = conn_send(sock, &m, sizeof(m), fd, 0);
+	fds[0] = fd;
+	fds[1] = lp->state_fd;
+	rc = conn_send(sock, &m, sizeof(m), fds, 2, 0);
 	close(fd);
 	if (rc == 0)
 		lp->sent = 1;
@@ -212,7 +219,7 @@ conn_send_ring(int sock, struct lring *r, int flags)
 	m.index = r->index;
 	m.tid = (uint32_t)r->tid;
 	m.order = r->order;
-	if (conn_send(sock, &m, sizeof(m), r->fd, flags) == -1)
+	if (conn_send(sock, &m, sizeof(m), &r->fd, 1, flags) == -1)
 		return -1;
 	r->sent = 1;
 	return 0;
@@ -226,63 +233,27 @@ conn_send_notify(int sock, uint32_t index)
 	memset(&m, 0, sizeof(m));
 	wire_hdr_init(&m.hdr, TRACED_MSG_NOTIFY, sizeof(m));
 	m.index = index;
-	return conn_send(sock, &m, sizeof(m), -1, 0);
+	return conn_send(sock, &m, sizeof(m), NULL, 0, 0);
 }
 
-/*
- * Replace the mapping of a provider's state array with private memory
- * holding the same bytes: the events keep their state while no daemon
- * owns it.  Locked.
- */
+/* The daemon took a provider (its state bytes are written) or not. */
 static void
-conn_unmap_state(struct lprov *lp)
-{
-	struct traced_provider *p = lp->p;
-	void *tmp;
-
-	if (lp->state_fd != -1) {
-		close(lp->state_fd);
-		lp->state_fd = -1;
-	}
-	if (!lp->acked || p == NULL)
-		return;
-	lp->acked = 0;
-	tmp = mmap(NULL, p->state_size, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (tmp == MAP_FAILED)
-		return;
-	memcpy(tmp, p->state, p->state_size);
-	/* Atomic replacement: no thread ever sees the array unmapped. */
-	if (mremap(tmp, p->state_size, p->state_size,
-	    MREMAP_MAYMOVE | MREMAP_FIXED, p->state) == MAP_FAILED)
-		munmap(tmp, p->state_size);
-}
-
-static void
-conn_map_state(const struct traced_msg_provider_ack *ack, int fd)
+conn_provider_ack(const struct traced_msg_provider_ack *ack)
 {
 	struct lprov *lp;
-	struct stat st;
 
 	for (lp = lib.providers; lp != NULL; lp = lp->next)
 		if (lp->index == ack->index)
 			break;
-	if (lp == NULL || lp->p == NULL || lp->acked ||
-	    ack->state_size != lp->p->state_size ||
-	    fstat(fd, &st) == -1 || st.st_size < (off_t)ack->state_size) {
-		DEBUG("ignoring a state page that does not fit");
-		close(fd);
+	if (lp == NULL || lp->p == NULL)
+		return;
+	if (ack->status < 0) {
+		DEBUG("provider %s refused: %s", lp->p->name,
+		    strerror(-ack->status));
 		return;
 	}
-	if (mmap(lp->p->state, ack->state_size, PROT_READ,
-	    MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		DEBUG("mapping state: %s", strerror(errno));
-		close(fd);
-		return;
-	}
-	lp->state_fd = fd;
 	lp->acked = 1;
-	DEBUG("provider %s: state mapped", lp->p->name);
+	DEBUG("provider %s: state written", lp->p->name);
 }
 
 static void
@@ -299,7 +270,7 @@ conn_down(int *sock)
 	if (lib.state == CONN_UP)
 		DEBUG("daemon went away");
 	for (lp = lib.providers; lp != NULL; lp = lp->next) {
-		conn_unmap_state(lp);
+		lp->acked = 0;
 		lp->sent = 0;
 	}
 	for (r = lib.rings; r != NULL; r = r->next)
@@ -365,7 +336,7 @@ conn_recv(int sock)
 {
 	union {
 		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
+		char		buf[CMSG_SPACE(4 * sizeof(int))];
 	} cm;
 	_Alignas(8) char buf[256];
 	struct iovec iov = { buf, sizeof(buf) };
@@ -374,7 +345,8 @@ conn_recv(int sock)
 	struct wire_msg m;
 	const char *why;
 	ssize_t n;
-	int fd = -1;
+	size_t i;
+	int fd, nfds = 0;
 
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
@@ -386,15 +358,23 @@ conn_recv(int sock)
 		return 0;
 	if (n <= 0)
 		return -1;
-	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    wire_decode(buf, (size_t)n, fd != -1, &m, &why) != 0) {
-		DEBUG("bad message from the daemon, disconnecting");
-		if (fd != -1)
+	/* The daemon sends no descriptors: any it did are closed. */
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		    i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
+			    sizeof(int));
 			close(fd);
+			nfds++;
+		}
+	}
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    wire_decode(buf, (size_t)n, nfds, &m, &why) != 0) {
+		DEBUG("bad message from the daemon (%s), disconnecting",
+		    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ?
+		    "truncated" : why);
 		return -1;
 	}
 	pthread_mutex_lock(&lib.lock);
@@ -409,21 +389,13 @@ conn_recv(int sock)
 		DEBUG("session %u", lib.session);
 		break;
 	case TRACED_MSG_PROVIDER_ACK:
-		if (fd != -1)
-			conn_map_state(m.u.provider_ack, fd);
-		else
-			DEBUG("provider %u refused: %s",
-			    m.u.provider_ack->index,
-			    strerror(-m.u.provider_ack->status));
-		fd = -1;
+		conn_provider_ack(m.u.provider_ack);
 		break;
 	default:
 		break;
 	}
 	pthread_cond_broadcast(&lib.cond);
 	pthread_mutex_unlock(&lib.lock);
-	if (fd != -1)
-		close(fd);
 	return 0;
 }
 
@@ -520,9 +492,8 @@ conn_start_locked(void)
 }
 
 /*
- * In the child of fork(): no connection thread, no connection.  The
- * state arrays still map the parent's pages (read-only, harmless) until
- * the child's own session maps its own.
+ * In the child of fork(): no connection thread, no connection.  (Its
+ * state arrays get memfds of their own: state_atfork_child().)
  */
 void
 conn_atfork_child(void)
@@ -535,7 +506,7 @@ conn_atfork_child(void)
 	__atomic_store_n(&lib.connected, 0, __ATOMIC_RELAXED);
 	for (lp = lib.providers; lp != NULL; lp = lp->next) {
 		lp->sent = 0;
-		conn_unmap_state(lp);
+		lp->acked = 0;
 	}
 	/* The thread starts again with the child's first ring. */
 }

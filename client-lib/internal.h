@@ -8,7 +8,7 @@
  * Threads: the application's threads run the tracing path (ring.c) and
  * take lib.lock only to create or retire their ring.  One connection
  * thread (conn.c) owns the socket: it connects, registers, sends rings
- * and wakeups, maps state pages and reconnects.  Application threads
+ * and wakeups, and reconnects.  Application threads
  * never touch the socket: they ring lib.wake_fd, an eventfd that lives
  * as long as the process, so a descriptor number reused after a
  * reconnect can never receive their bytes.
@@ -45,8 +45,8 @@ struct lprov {
 	struct lprov	*next;		/* lib.providers */
 	uint32_t	 index;
 	int		 sent;		/* PROVIDER sent on this connection */
-	int		 acked;		/* state page mapped */
-	int		 state_fd;	/* the daemon's state memfd or -1 */
+	int		 acked;		/* the daemon took it, wrote state */
+	int		 state_fd;	/* our state memfd, mapped at p->state */
 };
 
 enum conn_state {

@@ -6,8 +6,8 @@
  * generated trace.c registers its provider from a constructor, before
  * main(): the provider gets its event ids, the connection thread is
  * started, and the constructor waits (bounded by
- * TRACED_CONNECT_TIMEOUT_MS) until the daemon mapped the provider's
- * state page, or said no, or could not be reached.  With no daemon
+ * TRACED_CONNECT_TIMEOUT_MS) until the daemon took the provider and
+ * wrote its state bytes, or said no, or could not be reached.  With no daemon
  * listening, connect() fails at once and there is no wait at all.
  *
  * Configuration comes from the environment, read once here:
@@ -18,10 +18,12 @@
  *   TRACED_DEBUG                print what the library does on stderr
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,6 +97,80 @@ lib_read_env(void)
 		lib.connect_timeout_ms = v > 60000 ? 60000 : (int)v;
 }
 
+/*
+ * Put a memfd of the process's own under a provider's state array,
+ * holding its current bytes, for the rest of the process's life: each
+ * daemon it connects to maps the memfd and writes the bytes.  Mapping
+ * once, here, before the provider's events can run, is the point: a
+ * mapping replaced under running threads makes each of them fault on
+ * its next event, and a fault waits for the mmap lock, for as long as
+ * another thread holds it (1.2 ms seen while the connection thread
+ * mapped a daemon's page).  MAP_POPULATE: not even the first read
+ * faults.  Read-only: only a daemon writes the bytes.
+ *
+ * Returns the memfd, or -1 and the array is as it was.  Only system
+ * calls: the child of fork() calls it.
+ */
+static int
+state_memfd_map(struct traced_provider *p)
+{
+	int fd;
+
+	fd = memfd_create("traced-state", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd == -1)
+		return -1;
+	if (ftruncate(fd, (off_t)p->state_size) == -1 ||
+	    pwrite(fd, p->state, p->state_size, 0) !=
+	    (ssize_t)p->state_size ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) == -1 ||
+	    mmap(p->state, p->state_size, PROT_READ,
+	    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * In the child of fork(), its only thread: the state arrays map the
+ * parent's memfds, which the parent's daemon writes.  Give each a copy
+ * of its own, for the child's own session.  If that fails, the child
+ * keeps a private copy of its bytes and does not trace to a daemon.
+ */
+static void
+state_atfork_child(void)
+{
+	struct lprov *lp;
+	void *tmp;
+	int fd;
+
+	for (lp = lib.providers; lp != NULL; lp = lp->next) {
+		if (lp->p == NULL || lp->state_fd == -1)
+			continue;
+		fd = state_memfd_map(lp->p);
+		if (fd != -1) {
+			close(lp->state_fd);
+			lp->state_fd = fd;
+			continue;
+		}
+		tmp = mmap(NULL, lp->p->state_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (tmp != MAP_FAILED) {
+			memcpy(tmp, lp->p->state, lp->p->state_size);
+			if (mremap(tmp, lp->p->state_size, lp->p->state_size,
+			    MREMAP_MAYMOVE | MREMAP_FIXED, lp->p->state) ==
+			    MAP_FAILED)
+				munmap(tmp, lp->p->state_size);
+		}
+		/* The parent's memfd is not ours to keep.  (No DEBUG here:
+		 * its vsnprintf is not async-signal-safe.) */
+		close(lp->state_fd);
+		lp->state_fd = -1;
+		lib.disabled = 1;
+	}
+}
+
 static void
 lib_atfork_prepare(void)
 {
@@ -133,6 +209,7 @@ lib_atfork_child(void)
 	lib.child_wait = __atomic_load_n(&lib.connected, __ATOMIC_RELAXED);
 	ring_atfork_child();
 	conn_atfork_child();
+	state_atfork_child();
 }
 
 /* One-time setup.  Called with lib.lock held. */
@@ -201,14 +278,22 @@ traced_provider_register(struct traced_provider *p)
 		return;
 	pthread_mutex_lock(&lib.lock);
 	lib_init_locked();
-	if (lib.next_id > TRACED_EVENT_ID_MAX - p->nevents ||
+	if (lib.disabled || lib.next_id > TRACED_EVENT_ID_MAX - p->nevents ||
 	    (lp = calloc(1, sizeof(*lp))) == NULL) {
+		pthread_mutex_unlock(&lib.lock);
+		return;
+	}
+	/* Without its memfd the provider stays unknown, its events off. */
+	lp->state_fd = state_memfd_map(p);
+	if (lp->state_fd == -1) {
+		DEBUG("provider %s: state memfd: %s: its events stay off",
+		    p->name, strerror(errno));
+		free(lp);
 		pthread_mutex_unlock(&lib.lock);
 		return;
 	}
 	lp->p = p;
 	lp->index = lib.nproviders++;
-	lp->state_fd = -1;
 	p->id_base = lib.next_id;
 	lib.next_id += p->nevents;
 	p->priv = lp;
@@ -222,13 +307,13 @@ traced_provider_register(struct traced_provider *p)
 	}
 	DEBUG("provider %s: %u events from id %u", p->name, p->nevents,
 	    p->id_base);
-	if (lib.disabled || conn_start_locked() == -1) {
+	if (conn_start_locked() == -1) {
 		pthread_mutex_unlock(&lib.lock);
 		return;
 	}
 	lib_wake();
 	/*
-	 * Wait until the state page is mapped, or a connection attempt
+	 * Wait until the daemon wrote the state bytes, or a connection attempt
 	 * failed, or the deadline: a short program's first events must
 	 * see their rules, but no program waits long for the tracer.
 	 */
@@ -262,6 +347,12 @@ traced_provider_unregister(struct traced_provider *p)
 	pthread_mutex_lock(&lib.lock);
 	lp = p->priv;
 	lp->p = NULL;
+	/* Its memfd goes too: a plugin opened and closed again and again
+	 * must not pile up descriptors.  (Never sent again: p is NULL.) */
+	if (lp->state_fd != -1) {
+		close(lp->state_fd);
+		lp->state_fd = -1;
+	}
 	pthread_mutex_unlock(&lib.lock);
 }
 
@@ -278,8 +369,8 @@ traced_flush(void)
 }
 
 /*
- * Wait, at most TRACED_CONNECT_TIMEOUT_MS, until the daemon has mapped
- * every provider's state page, or a connection attempt has failed.
+ * Wait, at most TRACED_CONNECT_TIMEOUT_MS, until the daemon has taken
+ * every provider and written its state, or a connection attempt failed.
  * Called with lib.lock held, by the first ring of a fork()ed child, so
  * that a child that traces and exits at once is not lost.
  */

@@ -5,7 +5,7 @@
  * Client sessions: one per connected traced process.  Accepts on
  * client.sock, takes pid and uid from SO_PEERCRED, validates every
  * message with wire_decode(), and keeps for each session its providers
- * (parsed descriptions, state pages), its rings (mapped from the fds the
+ * (parsed descriptions, state arrays), its rings (mapped from the fds the
  * client passed) and its CTF directory:
  *
  *   <trace-dir>/<comm>-<pid>-<session>/metadata, stream-<tid>
@@ -28,10 +28,12 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <linux/magic.h>
 
 #include "ctf.h"
 #include "traced.h"
@@ -226,31 +228,13 @@ session_ring(struct session *s, uint32_t index)
 	return NULL;
 }
 
+/* Send a message to the client; the daemon never sends descriptors. */
 static void
-session_send(struct session *s, const void *msg, size_t len, int fd)
+session_send(struct session *s, const void *msg, size_t len)
 {
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct iovec iov = { (void *)msg, len };
-	struct msghdr mh;
-
 	if (s->fd == -1)
 		return;
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd != -1) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		cm.hdr.cmsg_level = SOL_SOCKET;
-		cm.hdr.cmsg_type = SCM_RIGHTS;
-		cm.hdr.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&cm.hdr), &fd, sizeof(int));
-	}
-	if (sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
+	if (send(s->fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)len)
 		log_debug("session %u: send: %s", s->id, strerror(errno));
 }
 
@@ -311,7 +295,7 @@ session_hello(struct session *s, const struct traced_msg_hello *m)
 	    TRACED_CLOCK_MONOTONIC;
 	w.ring_order = td->cfg.ring_order;
 	w.paused = (uint32_t)td->paused;
-	session_send(s, &w, sizeof(w), -1);
+	session_send(s, &w, sizeof(w));
 	log_info("session %u: %s[%d] uid %u connected, tracing to %s", s->id,
 	    s->comm, (int)s->pid, (unsigned)s->uid, s->dir);
 	if (s->lost_disconnected > 0)
@@ -324,6 +308,7 @@ session_hello(struct session *s, const struct traced_msg_hello *m)
 static int
 check_client_fd(int fd, size_t size, int need_seals, const char **why)
 {
+	struct statfs sfs;
 	struct stat st;
 	int seals;
 
@@ -331,13 +316,27 @@ check_client_fd(int fd, size_t size, int need_seals, const char **why)
 		*why = "not a memfd";
 		return -1;
 	}
+	/*
+	 * A hugetlbfs memfd takes a punched hole even when sealed against
+	 * shrinking, and our next store there needs a huge page from a
+	 * pool that may be empty: SIGBUS in the daemon.
+	 */
+	if (fstatfs(fd, &sfs) == -1 || sfs.f_type == HUGETLBFS_MAGIC) {
+		*why = "hugetlbfs memfd (a hole punched in it could fault "
+		    "the daemon)";
+		return -1;
+	}
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals == -1) {
 		*why = "not a sealable memfd";
 		return -1;
 	}
-	if ((seals & need_seals) != need_seals) {
+	if ((need_seals & F_SEAL_SHRINK) && !(seals & F_SEAL_SHRINK)) {
 		*why = "memfd not sealed against shrinking";
+		return -1;
+	}
+	if ((need_seals & F_SEAL_WRITE) && !(seals & F_SEAL_WRITE)) {
+		*why = "memfd not sealed against writing";
 		return -1;
 	}
 	if ((uint64_t)st.st_size < size) {
@@ -349,7 +348,7 @@ check_client_fd(int fd, size_t size, int need_seals, const char **why)
 
 static int
 session_provider(struct session *s, const struct traced_msg_provider *m,
-    int fd)
+    int fd, int state_fd)
 {
 	struct traced_msg_provider_ack ack;
 	struct sprov *p = NULL, **np;
@@ -378,7 +377,6 @@ session_provider(struct session *s, const struct traced_msg_provider *m,
 		munmap(desc, m->desc_size);
 		return -1;
 	}
-	p->state_fd = -1;
 	snprintf(fname, sizeof(fname), "%s[%d]:%s", s->comm, (int)s->pid,
 	    m->name);
 	if (tevents_parse(desc, m->desc_size, fname, &p->tf, err,
@@ -399,21 +397,25 @@ session_provider(struct session *s, const struct traced_msg_provider *m,
 	p->id_base = m->id_base;
 	p->nevents = m->nevents;
 	snprintf(p->name, sizeof(p->name), "%s", m->name);
+	/*
+	 * The state memfd is the process's: sealed against shrinking, so
+	 * that our stores into it can never fault, and writable.  F_SEAL_
+	 * WRITE (the description's memfd passed twice, say) fails the
+	 * mapping.
+	 */
 	p->state_size = ((size_t)m->nevents + 4095) / 4096 * 4096;
-	p->state_fd = memfd_create("traced-state",
-	    MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (p->state_fd == -1 ||
-	    ftruncate(p->state_fd, (off_t)p->state_size) == -1 ||
-	    fcntl(p->state_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) == -1) {
-		log_warn("session %u: state page", s->id);
+	if (check_client_fd(state_fd, p->state_size, F_SEAL_SHRINK,
+	    &why) == -1) {
+		log_warnx("session %u: provider %.64s: state array: %s", s->id,
+		    m->name, why);
 		goto fail;
 	}
 	p->state = mmap(NULL, p->state_size, PROT_READ | PROT_WRITE,
-	    MAP_SHARED, p->state_fd, 0);
+	    MAP_SHARED, state_fd, 0);
 	if (p->state == MAP_FAILED) {
 		p->state = NULL;
-		log_warn("session %u: mapping state page", s->id);
+		log_warnx("session %u: provider %.64s: cannot map its state "
+		    "array writable: %s", s->id, m->name, strerror(errno));
 		goto fail;
 	}
 
@@ -450,8 +452,7 @@ session_provider(struct session *s, const struct traced_msg_provider *m,
 	memset(&ack, 0, sizeof(ack));
 	wire_hdr_init(&ack.hdr, TRACED_MSG_PROVIDER_ACK, sizeof(ack));
 	ack.index = m->index;
-	ack.state_size = (uint32_t)p->state_size;
-	session_send(s, &ack, sizeof(ack), p->state_fd);
+	session_send(s, &ack, sizeof(ack));
 	log_debug("session %u: provider %s, %u events", s->id, p->name,
 	    p->nevents);
 	return 0;
@@ -459,8 +460,6 @@ fail:
 	tevents_free(&p->tf);
 	if (p->state != NULL)
 		munmap(p->state, p->state_size);
-	if (p->state_fd != -1)
-		close(p->state_fd);
 	free(p);
 	return -1;
 }
@@ -538,7 +537,7 @@ session_add_ring(struct session *s, const struct traced_msg_ring *m, int fd)
 }
 
 static int
-session_handle(struct session *s, const struct wire_msg *m, int fd)
+session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 {
 	struct sring *r;
 
@@ -546,9 +545,9 @@ session_handle(struct session *s, const struct wire_msg *m, int fd)
 	case TRACED_MSG_HELLO:
 		return session_hello(s, m->u.hello);
 	case TRACED_MSG_PROVIDER:
-		return session_provider(s, m->u.provider, fd);
+		return session_provider(s, m->u.provider, fds[0], fds[1]);
 	case TRACED_MSG_RING:
-		return session_add_ring(s, m->u.ring, fd);
+		return session_add_ring(s, m->u.ring, fds[0]);
 	case TRACED_MSG_NOTIFY:
 		r = session_ring(s, m->u.notify->index);
 		if (r == NULL) {
@@ -598,7 +597,6 @@ session_free(struct session *s)
 	}
 	for (i = 0; i < s->nprovs; i++) {
 		munmap(s->provs[i]->state, s->provs[i]->state_size);
-		close(s->provs[i]->state_fd);
 		tevents_free(&s->provs[i]->tf);
 		free(s->provs[i]);
 	}
@@ -705,7 +703,7 @@ session_read_cb(int fd, short what, void *arg)
 	struct cmsghdr *c;
 	struct msghdr mh;
 	struct wire_msg m;
-	const char *why;
+	const char *why = NULL;
 	int fds[4], nfds = 0, extra_fds = 0, i, rc;
 	ssize_t n;
 
@@ -764,7 +762,7 @@ session_read_cb(int fd, short what, void *arg)
 		    s->comm, (int)s->pid, why);
 		rc = -1;
 	} else
-		rc = session_handle(s, &m, nfds ? fds[0] : -1);
+		rc = session_handle(s, &m, fds);
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 	if (rc == -1) {

@@ -36,9 +36,9 @@ struct sprov {
 	uint32_t	 nevents;
 	char		 name[TRACED_NAME_MAX];
 	struct tevents_file tf;		/* owned: the parsed description */
-	uint8_t		*state;		/* our RW mapping of the state page */
+	uint8_t		*state;		/* our RW mapping of the process's
+					   state memfd */
 	size_t		 state_size;
-	int		 state_fd;
 };
 
 /*

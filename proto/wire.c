@@ -16,18 +16,18 @@
 
 struct wire_type_info {
 	uint32_t	size;		/* fixed part */
-	uint8_t		fd;		/* carries one descriptor */
+	uint8_t		nfds;		/* descriptors it carries */
 	uint8_t		trailing;	/* may have bytes after the struct */
 };
 
 static const struct wire_type_info wire_types[TRACED_MSG_TYPE_MAX] = {
 	[TRACED_MSG_HELLO] = { sizeof(struct traced_msg_hello), 0, 0 },
-	[TRACED_MSG_PROVIDER] = { sizeof(struct traced_msg_provider), 1, 0 },
+	[TRACED_MSG_PROVIDER] = { sizeof(struct traced_msg_provider), 2, 0 },
 	[TRACED_MSG_RING] = { sizeof(struct traced_msg_ring), 1, 0 },
 	[TRACED_MSG_NOTIFY] = { sizeof(struct traced_msg_notify), 0, 0 },
 	[TRACED_MSG_WELCOME] = { sizeof(struct traced_msg_welcome), 0, 0 },
 	[TRACED_MSG_PROVIDER_ACK] = {
-		sizeof(struct traced_msg_provider_ack), 1, 0 },
+		sizeof(struct traced_msg_provider_ack), 0, 0 },
 	[TRACED_MSG_CTL_REQUEST] = {
 		sizeof(struct traced_msg_ctl_request), 0, 1 },
 	[TRACED_MSG_CTL_LINE] = { sizeof(struct traced_msg_hdr), 0, 1 },
@@ -35,9 +35,9 @@ static const struct wire_type_info wire_types[TRACED_MSG_TYPE_MAX] = {
 };
 
 int
-wire_type_has_fd(uint32_t type)
+wire_type_nfds(uint32_t type)
 {
-	return type < TRACED_MSG_TYPE_MAX && wire_types[type].fd;
+	return type < TRACED_MSG_TYPE_MAX ? wire_types[type].nfds : 0;
 }
 
 void
@@ -78,8 +78,6 @@ static int
 wire_pad_zero(const struct wire_msg *m)
 {
 	switch (m->type) {
-	case TRACED_MSG_PROVIDER_ACK:
-		return m->u.provider_ack->pad == 0;
 	case TRACED_MSG_RING:
 		return m->u.ring->pad == 0;
 	case TRACED_MSG_NOTIFY:
@@ -146,14 +144,10 @@ wire_check_body(struct wire_msg *m, const char **why)
 			    -EBADMSG);
 		break;
 	case TRACED_MSG_PROVIDER_ACK:
-		if (m->u.provider_ack->status != 0)
-			return wire_fail(why, "an ack with an error carries "
-			    "no descriptor", -EBADMSG);
-		if (m->u.provider_ack->state_size == 0 ||
-		    m->u.provider_ack->state_size % 4096 != 0 ||
-		    m->u.provider_ack->state_size >
-		    TRACED_PROVIDER_EVENTS_MAX + 4096)
-			return wire_fail(why, "bad state size", -EBADMSG);
+		/* 0, or a negative errno (so -status is one). */
+		if (m->u.provider_ack->status > 0 ||
+		    m->u.provider_ack->status < -4095)
+			return wire_fail(why, "bad status", -EBADMSG);
 		break;
 	case TRACED_MSG_CTL_REQUEST: {
 		const struct traced_msg_ctl_request *r = m->u.ctl_request;
@@ -213,21 +207,14 @@ wire_decode(const void *buf, size_t len, int nfds, struct wire_msg *m,
 	if (len < ti->size || (!ti->trailing && len != ti->size))
 		return wire_fail(why, "wrong size for the message type",
 		    -EBADMSG);
-	if (nfds != (ti->fd ? 1 : 0)) {
-		/* An ack that refuses carries no fd: checked below. */
-		if (!(h->type == TRACED_MSG_PROVIDER_ACK && nfds == 0))
-			return wire_fail(why, ti->fd ? "missing descriptor" :
-			    "unexpected descriptor", -EBADMSG);
-	}
+	if (nfds < ti->nfds)
+		return wire_fail(why, "missing descriptor", -EBADMSG);
+	if (nfds > ti->nfds)
+		return wire_fail(why, "unexpected descriptor", -EBADMSG);
 	m->type = h->type;
 	m->u.hdr = h;
 	m->payload = (const char *)buf + ti->size;
 	m->payload_len = len - ti->size;
-	if (h->type == TRACED_MSG_PROVIDER_ACK && nfds == 0) {
-		if (m->u.provider_ack->status >= 0)
-			return wire_fail(why, "missing descriptor", -EBADMSG);
-		return 0;
-	}
 	return wire_check_body(m, why);
 }
 

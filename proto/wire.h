@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACED_PROTOCOL_VERSION	1
+#define TRACED_PROTOCOL_VERSION	2
 
 #define TRACED_CLIENT_SOCK	"client.sock"
 #define TRACED_CONTROL_SOCK	"control.sock"
@@ -75,9 +75,16 @@ struct traced_msg_hello {
 };
 
 /*
- * PROVIDER: one generated trace.c.  Carries a sealed memfd (F_SEAL_SHRINK,
- * F_SEAL_GROW, F_SEAL_WRITE) of desc_size bytes holding the provider's
- * events as normalized trace-events lines (proto/tevents.h), in id order.
+ * PROVIDER: one generated trace.c.  Carries two memfds, in this order:
+ * - its description, sealed (F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE),
+ *   desc_size bytes of the provider's events as normalized trace-events
+ *   lines (proto/tevents.h), in id order;
+ * - its state array, sealed against shrinking and writable: one byte
+ *   per event (nonzero: enabled), at least nevents bytes rounded up to
+ *   a page.  The process maps it once, for its lifetime; each daemon it
+ *   connects to maps it too and writes the bytes.  A state page that
+ *   never moves is what keeps a restart of the daemon from making the
+ *   program's threads fault (and wait for the mmap lock) in a trace call.
  */
 struct traced_msg_provider {
 	struct traced_msg_hdr hdr;
@@ -89,16 +96,14 @@ struct traced_msg_provider {
 };
 
 /*
- * PROVIDER_ACK: carries the provider's state memfd: one byte per event
- * (nonzero: enabled), 'state_size' bytes, which the client maps
- * read-only.  status < 0 (a negative errno): refused, no fd.
+ * PROVIDER_ACK: status 0: the daemon took the provider and has written
+ * its state bytes from the rules; < 0 (a negative errno): refused.  No
+ * descriptor.
  */
 struct traced_msg_provider_ack {
 	struct traced_msg_hdr hdr;
 	uint32_t	index;
 	int32_t		status;
-	uint32_t	state_size;
-	uint32_t	pad;		/* zero: refused otherwise */
 };
 
 /*
@@ -179,7 +184,7 @@ struct traced_msg_ctl_end {
 _Static_assert(sizeof(struct traced_msg_hdr) == 8, "wire");
 _Static_assert(sizeof(struct traced_msg_hello) == 40, "wire");
 _Static_assert(sizeof(struct traced_msg_provider) == 88, "wire");
-_Static_assert(sizeof(struct traced_msg_provider_ack) == 24, "wire");
+_Static_assert(sizeof(struct traced_msg_provider_ack) == 16, "wire");
 _Static_assert(sizeof(struct traced_msg_ring) == 24, "wire");
 _Static_assert(sizeof(struct traced_msg_notify) == 16, "wire");
 _Static_assert(sizeof(struct traced_msg_welcome) == 32, "wire");
@@ -219,8 +224,8 @@ struct wire_msg {
 int	wire_decode(const void *buf, size_t len, int nfds, struct wire_msg *m,
 	    const char **why);
 
-/* Does a message of this type carry exactly one fd? */
-int	wire_type_has_fd(uint32_t type);
+/* How many descriptors a message of this type carries (0 if unknown). */
+int	wire_type_nfds(uint32_t type);
 
 /* Fill a header. */
 void	wire_hdr_init(struct traced_msg_hdr *h, uint32_t type, uint32_t size);

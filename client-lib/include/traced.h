@@ -54,8 +54,9 @@ struct traced_provider {
 	uint32_t	state_size;	/* multiple of TRACED_STATE_PAGE */
 	uint8_t		*state;		/* state_size bytes, page aligned:
 					   nonzero = event enabled.  The
-					   library maps the daemon's state
-					   page over it. */
+					   library maps a memfd of its own
+					   over it, once, which each daemon
+					   it connects to writes. */
 	uint32_t	id_base;	/* set by traced_provider_register:
 					   event i is id_base + i */
 	uint32_t	flags;		/* library private */
@@ -116,10 +117,8 @@ TRACED_EXPORT void traced_flush(void);
 
 /*
  * Is event 'i' of a provider's state array on?  The daemon changes the
- * byte from its own process and the library maps a new page over the
- * array when the daemon comes or goes, so the byte is read with an
- * atomic load: the compiler may not keep it in a register across a
- * loop.  Relaxed is enough (nothing else is read on its say-so) and on
+ * byte from its own process, so the byte is read with an atomic load:
+ * the compiler may not keep it in a register across a loop.  Relaxed is enough (nothing else is read on its say-so) and on
  * x86-64 and arm64 it is the one plain load a disabled event costs.
  */
 static inline int

@@ -43,11 +43,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(size >= sizeof(struct traced_msg_hdr));
 	assert(((const struct traced_msg_hdr *)(const void *)buf)->size ==
 	    size);
-	/* A refused provider (status < 0) gets its ack with no descriptor. */
-	if (m.type == TRACED_MSG_PROVIDER_ACK && m.u.provider_ack->status != 0)
-		assert(nfds == 0);
-	else
-		assert(nfds == (wire_type_has_fd(m.type) ? 1 : 0));
+	assert(nfds == wire_type_nfds(m.type));
+	if (m.type == TRACED_MSG_PROVIDER_ACK)
+		assert(m.u.provider_ack->status <= 0 &&
+		    m.u.provider_ack->status >= -4095);
 	switch (m.type) {
 	case TRACED_MSG_HELLO:
 		assert(memchr(m.u.hello->comm, '\0', TRACED_COMM_MAX) != NULL);

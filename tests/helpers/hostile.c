@@ -72,19 +72,21 @@ struct hring {
 	uint64_t	 ts;		/* last timestamp written */
 };
 
-static void
+/* Returns ok; a failed check fails the whole run. */
+static int
 check(int ok, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (ok)
-		return;
+		return 1;
 	failed = 1;
 	printf("%s: CHECK FAILED: ", name);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
+	return 0;
 }
 
 static uint64_t
@@ -297,6 +299,34 @@ memfd_with(const char *text, size_t len, size_t file_size, int seals)
 	return fd;
 }
 
+/* A good state memfd for 'nevents' events: a page, sealed. */
+static int
+state_memfd(uint32_t nevents)
+{
+	return memfd_with(NULL, 0, ((size_t)nevents + 4095) / 4096 * 4096,
+	    F_SEAL_SHRINK | F_SEAL_GROW);
+}
+
+/*
+ * Send a PROVIDER with its description fd and a state fd: a good one if
+ * state_fd is -1 (closed here), else the caller's (closed by it).
+ */
+static int
+provider_send_fds(int sock, const struct traced_msg_provider *m,
+    int desc_fd, int state_fd)
+{
+	int fds[2], rc, own = state_fd == -1;
+
+	if (own && (state_fd = state_memfd(m->nevents)) == -1)
+		return -1;
+	fds[0] = desc_fd;
+	fds[1] = state_fd;
+	rc = h_sendv(sock, m, sizeof(*m), fds, 2, 0);
+	if (own)
+		close(state_fd);
+	return rc;
+}
+
 static int
 provider_send(int sock, const char *text, size_t len, uint32_t nevents,
     uint32_t index, uint32_t id_base, int seals, uint32_t desc_size)
@@ -315,7 +345,7 @@ provider_send(int sock, const char *text, size_t len, uint32_t nevents,
 	m.nevents = nevents;
 	m.desc_size = desc_size;
 	snprintf(m.name, sizeof(m.name), "hostile");
-	rc = h_send(sock, &m, sizeof(m), fd);
+	rc = provider_send_fds(sock, &m, fd, -1);
 	close(fd);
 	return rc;
 }
@@ -920,7 +950,7 @@ case_msg(const char *name)
 		pm.nevents = 3;
 		pm.desc_size = sizeof(desc) - 1;
 		snprintf(pm.name, sizeof(pm.name), "liar");
-		h_send(sock, &pm, sizeof(pm), fd);
+		provider_send_fds(sock, &pm, fd, -1);
 		close(fd);
 	} else if (strcmp(name, "msg-provider-unsealed") == 0) {
 		provider_send(sock, desc, sizeof(desc) - 1, 2, 1,
@@ -938,7 +968,7 @@ case_msg(const char *name)
 		pm.nevents = 2;
 		pm.desc_size = 1u << 20;
 		snprintf(pm.name, sizeof(pm.name), "liar");
-		h_send(sock, &pm, sizeof(pm), fd);
+		provider_send_fds(sock, &pm, fd, -1);
 		close(fd);
 	} else if (strcmp(name, "msg-provider-zeros") == 0) {
 		/* 16 MiB of NULs, sealed: a big, empty description. */
@@ -954,7 +984,7 @@ case_msg(const char *name)
 		pm.nevents = 2;
 		pm.desc_size = TRACED_DESC_MAX;
 		snprintf(pm.name, sizeof(pm.name), "zeros");
-		h_send(sock, &pm, sizeof(pm), fd);
+		provider_send_fds(sock, &pm, fd, -1);
 		close(fd);
 	} else if (strcmp(name, "msg-notify-flood") == 0) {
 		/* Not an error: many drains asked for a good ring. */
@@ -1071,6 +1101,104 @@ case_fd(const char *name)
 	printf("%s: refused, connection closed\n", name);
 	if (ring)
 		ring_unmake(&r);
+	close(sock);
+}
+
+/*
+ * The state array the daemon writes into is the client's memfd: the
+ * wrong kind of descriptor there, or none, is refused like a bad ring.
+ * state-written is the good case: the daemon wrote the default state
+ * (both events on) into our memfd before it acked.
+ */
+static void
+case_state(const char *name)
+{
+	_Alignas(8) char buf[256];
+	struct traced_msg_provider m;
+	int sock = h_session(), dfd, sfd = -1, p[2], ok = 1;
+	char path[64];
+	unsigned char bytes[2] = { 0, 0 };
+
+	if (sock == -1) {
+		check(0, name, "no session");
+		return;
+	}
+	/* A page long, so that as a state array it is big enough. */
+	dfd = memfd_with(desc, sizeof(desc) - 1, 4096,
+	    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = TRACED_MSG_PROVIDER;
+	m.hdr.size = sizeof(m);
+	m.id_base = TRACED_EVENT_ID_BASE;
+	m.nevents = 2;
+	m.desc_size = sizeof(desc) - 1;
+	snprintf(m.name, sizeof(m.name), "hostile");
+	if (strcmp(name, "state-missing") == 0) {
+		/* Protocol 1's PROVIDER: the description alone. */
+		if (dfd != -1)
+			h_sendv(sock, &m, sizeof(m), &dfd, 1, 0);
+	} else {
+		if (strcmp(name, "state-pipe") == 0) {
+			if (pipe(p) == 0) {
+				sfd = p[0];
+				close(p[1]);
+			}
+		} else if (strcmp(name, "state-unsealed") == 0) {
+			sfd = memfd_with(NULL, 0, 4096, 0);
+		} else if (strcmp(name, "state-small") == 0) {
+			sfd = memfd_with(NULL, 0, 1, F_SEAL_SHRINK);
+		} else if (strcmp(name, "state-write-sealed") == 0) {
+			sfd = memfd_with(NULL, 0, 4096,
+			    F_SEAL_SHRINK | F_SEAL_WRITE);
+		} else if (strcmp(name, "state-readonly") == 0) {
+			int good = state_memfd(2);
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", good);
+			sfd = open(path, O_RDONLY);
+			close(good);
+		} else if (strcmp(name, "state-is-desc") == 0) {
+			sfd = dup(dfd);
+		} else if (strcmp(name, "state-hugetlb") == 0) {
+			sfd = memfd_create("hostile", MFD_CLOEXEC |
+			    MFD_ALLOW_SEALING | MFD_HUGETLB);
+			if (sfd == -1) {
+				printf("%s: skipped: no hugetlbfs memfd here "
+				    "(%s)\n", name, strerror(errno));
+				close(dfd);
+				close(sock);
+				return;
+			}
+			if (ftruncate(sfd, 2 << 20) == -1 ||
+			    fcntl(sfd, F_ADD_SEALS, F_SEAL_SHRINK) == -1) {
+				close(sfd);
+				sfd = -1;
+			}
+		} else
+			sfd = state_memfd(2);		/* state-written */
+		if (dfd == -1 || sfd == -1) {
+			check(0, name, "could not make the descriptors: %s",
+			    strerror(errno));
+			ok = 0;
+		} else
+			provider_send_fds(sock, &m, dfd, sfd);
+	}
+	if (ok && strcmp(name, "state-written") == 0) {
+		check(h_recv(sock, TRACED_MSG_PROVIDER_ACK, buf, sizeof(buf),
+		    NULL, 3000) == sizeof(struct traced_msg_provider_ack),
+		    name, "no PROVIDER_ACK");
+		if (check(pread(sfd, bytes, 2, 0) == 2 && bytes[0] == 1 &&
+		    bytes[1] == 1, name, "state bytes after the ack: %d %d, "
+		    "not the default 1 1", bytes[0], bytes[1]))
+			printf("%s: the daemon wrote the default state into "
+			    "our memfd before its ack\n", name);
+	} else if (ok) {
+		check(h_closed(sock, 2000), name, "daemon kept the connection");
+		printf("%s: refused, connection closed\n", name);
+	}
+	if (sfd != -1)
+		close(sfd);
+	if (dfd != -1)
+		close(dfd);
 	close(sock);
 }
 
@@ -1266,6 +1394,19 @@ static const struct hcase {
 	{ "fd-small", case_fd, "memfd smaller than announced" },
 	{ "fd-readonly", case_fd, "mapping ring 0" },
 	{ "fd-write-sealed", case_fd, "mapping ring 0" },
+	{ "state-written", case_state, "" },
+	{ "state-missing", case_state, "missing descriptor" },
+	{ "state-pipe", case_state, "state array: not a memfd" },
+	{ "state-unsealed", case_state,
+	    "state array: memfd not sealed against shrinking" },
+	{ "state-small", case_state,
+	    "state array: memfd smaller than announced" },
+	{ "state-write-sealed", case_state,
+	    "cannot map its state array writable" },
+	{ "state-readonly", case_state, "cannot map its state array writable" },
+	{ "state-is-desc", case_state, "cannot map its state array writable" },
+	/* No log line required: not every kernel makes hugetlbfs memfds. */
+	{ "state-hugetlb", case_state, "" },
 	{ "shrink-sealed", case_shrink, "" },
 	{ "reset-after-fd", case_reset, "" },
 };

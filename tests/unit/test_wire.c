@@ -106,7 +106,6 @@ make_ack(void *buf)
 	wire_hdr_init(&a->hdr, TRACED_MSG_PROVIDER_ACK, sizeof(*a));
 	a->index = 2;
 	a->status = 0;
-	a->state_size = 8192;
 	return sizeof(*a);
 }
 
@@ -235,7 +234,7 @@ test_wire_decodes_provider(void **state)
 	size_t len = make_provider(mbuf);
 
 	(void)state;
-	decode_ok(mbuf, len, 1, &m);
+	decode_ok(mbuf, len, 2, &m);
 	assert_int_equal(m.type, TRACED_MSG_PROVIDER);
 	assert_int_equal(m.u.provider->index, 3);
 	assert_int_equal(m.u.provider->id_base, 16);
@@ -298,11 +297,10 @@ test_wire_decodes_provider_ack(void **state)
 	size_t len = make_ack(mbuf);
 
 	(void)state;
-	decode_ok(mbuf, len, 1, &m);
+	decode_ok(mbuf, len, 0, &m);
 	assert_int_equal(m.type, TRACED_MSG_PROVIDER_ACK);
 	assert_int_equal(m.u.provider_ack->index, 2);
 	assert_int_equal(m.u.provider_ack->status, 0);
-	assert_int_equal(m.u.provider_ack->state_size, 8192);
 }
 
 static void
@@ -368,21 +366,23 @@ test_wire_decodes_ctl_end(void **state)
 }
 
 static void
-test_wire_type_has_fd_matches_protocol(void **state)
+test_wire_type_nfds_matches_protocol(void **state)
 {
 	(void)state;
-	assert_false(wire_type_has_fd(TRACED_MSG_HELLO));
-	assert_true(wire_type_has_fd(TRACED_MSG_PROVIDER));
-	assert_true(wire_type_has_fd(TRACED_MSG_RING));
-	assert_false(wire_type_has_fd(TRACED_MSG_NOTIFY));
-	assert_false(wire_type_has_fd(TRACED_MSG_WELCOME));
-	assert_true(wire_type_has_fd(TRACED_MSG_PROVIDER_ACK));
-	assert_false(wire_type_has_fd(TRACED_MSG_CTL_REQUEST));
-	assert_false(wire_type_has_fd(TRACED_MSG_CTL_LINE));
-	assert_false(wire_type_has_fd(TRACED_MSG_CTL_END));
-	assert_false(wire_type_has_fd(0));
-	assert_false(wire_type_has_fd(TRACED_MSG_TYPE_MAX));
-	assert_false(wire_type_has_fd(UINT32_MAX));
+	assert_int_equal(wire_type_nfds(TRACED_MSG_HELLO), 0);
+	/* The description and the state array. */
+	assert_int_equal(wire_type_nfds(TRACED_MSG_PROVIDER), 2);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_RING), 1);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_NOTIFY), 0);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_WELCOME), 0);
+	/* The daemon sends no descriptors at all. */
+	assert_int_equal(wire_type_nfds(TRACED_MSG_PROVIDER_ACK), 0);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_CTL_REQUEST), 0);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_CTL_LINE), 0);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_CTL_END), 0);
+	assert_int_equal(wire_type_nfds(0), 0);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_TYPE_MAX), 0);
+	assert_int_equal(wire_type_nfds(UINT32_MAX), 0);
 }
 
 /* ---- framing --------------------------------------------------------- */
@@ -415,7 +415,7 @@ test_wire_rejects_truncated_body(void **state)
 	}
 	make_provider(mbuf);
 	hdr_of(mbuf)->size = 80;
-	decode_fails(mbuf, 80, 1, -EBADMSG, "wrong size");
+	decode_fails(mbuf, 80, 2, -EBADMSG, "wrong size");
 	make_ctl_request(mbuf);
 	hdr_of(mbuf)->size = 16;
 	decode_fails(mbuf, 16, 0, -EBADMSG, "wrong size");
@@ -497,7 +497,7 @@ test_wire_rejects_wrong_size_for_type(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		len = fixed[i](mbuf);
-		nfds = wire_type_has_fd(hdr_of(mbuf)->type);
+		nfds = wire_type_nfds(hdr_of(mbuf)->type);
 		/* Fixed-size types take no trailing bytes. */
 		memset(mbuf + len, 0, 8);
 		hdr_of(mbuf)->size = (uint32_t)len + 8;
@@ -517,20 +517,21 @@ test_wire_rejects_missing_descriptor(void **state)
 	(void)state;
 	len = make_provider(mbuf);
 	decode_fails(mbuf, len, 0, -EBADMSG, "missing descriptor");
+	/* The description without the state array. */
+	decode_fails(mbuf, len, 1, -EBADMSG, "missing descriptor");
+	decode_fails(mbuf, len, 3, -EBADMSG, "unexpected descriptor");
 	len = make_ring(mbuf);
 	decode_fails(mbuf, len, 0, -EBADMSG, "missing descriptor");
 	/* Two descriptors where one is due is just as wrong. */
-	decode_fails(mbuf, len, 2, -EBADMSG, "descriptor");
-	len = make_ack(mbuf);
-	decode_fails(mbuf, len, 2, -EBADMSG, "descriptor");
+	decode_fails(mbuf, len, 2, -EBADMSG, "unexpected descriptor");
 }
 
 static void
 test_wire_rejects_unexpected_descriptor(void **state)
 {
 	static size_t (*const nofd[])(void *) = {
-		make_hello, make_notify, make_welcome, make_ctl_request,
-		make_ctl_line, make_ctl_end,
+		make_hello, make_notify, make_welcome, make_ack,
+		make_ctl_request, make_ctl_line, make_ctl_end,
 	};
 	size_t i, len;
 
@@ -610,16 +611,16 @@ test_wire_rejects_bad_provider_name(void **state)
 	(void)state;
 	len = make_provider(mbuf);
 	memset(p->name, 'n', TRACED_NAME_MAX);	/* no NUL */
-	decode_fails(mbuf, len, 1, -EBADMSG, "provider name");
+	decode_fails(mbuf, len, 2, -EBADMSG, "provider name");
 	len = make_provider(mbuf);
 	p->name[0] = '\0';			/* empty */
-	decode_fails(mbuf, len, 1, -EBADMSG, "provider name");
+	decode_fails(mbuf, len, 2, -EBADMSG, "provider name");
 	len = make_provider(mbuf);
 	p->name[2] = '\t';
-	decode_fails(mbuf, len, 1, -EBADMSG, "provider name");
+	decode_fails(mbuf, len, 2, -EBADMSG, "provider name");
 	len = make_provider(mbuf);
 	p->name[0] = 0x7f;
-	decode_fails(mbuf, len, 1, -EBADMSG, "provider name");
+	decode_fails(mbuf, len, 2, -EBADMSG, "provider name");
 	/* The longest name, NUL in the last byte, is fine. */
 	len = make_provider(mbuf);
 	memset(p->name, 'n', TRACED_NAME_MAX - 1);
@@ -627,7 +628,7 @@ test_wire_rejects_bad_provider_name(void **state)
 	{
 		struct wire_msg m;
 
-		decode_ok(mbuf, len, 1, &m);
+		decode_ok(mbuf, len, 2, &m);
 		assert_int_equal(strlen(m.u.provider->name),
 		    TRACED_NAME_MAX - 1);
 	}
@@ -645,11 +646,11 @@ provider_ids(uint32_t id_base, uint32_t nevents, int ok)
 	p->id_base = id_base;
 	p->nevents = nevents;
 	if (ok) {
-		decode_ok(mbuf, len, 1, &m);
+		decode_ok(mbuf, len, 2, &m);
 		assert_int_equal(m.u.provider->id_base, id_base);
 		assert_int_equal(m.u.provider->nevents, nevents);
 	} else
-		decode_fails(mbuf, len, 1, -EBADMSG, "event ids");
+		decode_fails(mbuf, len, 2, -EBADMSG, "event ids");
 }
 
 static void
@@ -682,16 +683,16 @@ test_wire_provider_desc_size_range(void **state)
 	(void)state;
 	len = make_provider(mbuf);
 	p->desc_size = 0;
-	decode_fails(mbuf, len, 1, -EBADMSG, "description size");
+	decode_fails(mbuf, len, 2, -EBADMSG, "description size");
 	p->desc_size = TRACED_DESC_MAX + 1;
-	decode_fails(mbuf, len, 1, -EBADMSG, "description size");
+	decode_fails(mbuf, len, 2, -EBADMSG, "description size");
 	p->desc_size = UINT32_MAX;
-	decode_fails(mbuf, len, 1, -EBADMSG, "description size");
+	decode_fails(mbuf, len, 2, -EBADMSG, "description size");
 	p->desc_size = TRACED_DESC_MAX;
-	decode_ok(mbuf, len, 1, &m);
+	decode_ok(mbuf, len, 2, &m);
 	assert_int_equal(m.u.provider->desc_size, TRACED_DESC_MAX);
 	p->desc_size = 1;
-	decode_ok(mbuf, len, 1, &m);
+	decode_ok(mbuf, len, 2, &m);
 }
 
 static void
@@ -803,7 +804,6 @@ test_wire_rejects_nonzero_padding(void **state)
 		{ make_ring, offsetof(struct traced_msg_ring, pad), 1 },
 		{ make_notify, offsetof(struct traced_msg_notify, pad), 0 },
 		{ make_welcome, offsetof(struct traced_msg_welcome, pad), 0 },
-		{ make_ack, offsetof(struct traced_msg_provider_ack, pad), 1 },
 		{ make_ctl_request,
 		    offsetof(struct traced_msg_ctl_request, pad), 0 },
 	};
@@ -840,54 +840,32 @@ test_wire_ctl_request_rejects_unknown_flags(void **state)
 /* ---- provider ack and ctl end -------------------------------------- */
 
 static void
-test_wire_ack_refusal_without_descriptor(void **state)
+test_wire_ack_status(void **state)
 {
 	struct traced_msg_provider_ack *a = (void *)mbuf;
 	struct wire_msg m;
 	size_t len;
 
 	(void)state;
-	/* A refusal carries no fd and is accepted. */
+	/* A refusal: a negative errno. */
 	len = make_ack(mbuf);
 	a->status = -EPERM;
-	a->state_size = 0;
 	decode_ok(mbuf, len, 0, &m);
 	assert_int_equal(m.type, TRACED_MSG_PROVIDER_ACK);
 	assert_int_equal(m.u.provider_ack->status, -EPERM);
 	assert_int_equal(m.u.provider_ack->index, 2);
-	/* ...but not with an fd. */
-	decode_fails(mbuf, len, 1, -EBADMSG, "no descriptor");
-	/* Success without the fd is refused. */
-	len = make_ack(mbuf);
-	decode_fails(mbuf, len, 0, -EBADMSG, "missing descriptor");
-	/* A positive status is no refusal: it needs the fd... */
+	/* A positive status means nothing: refused. */
 	a->status = 1;
-	decode_fails(mbuf, len, 0, -EBADMSG, "missing descriptor");
-	/* ...and is not a valid success either. */
-	decode_fails(mbuf, len, 1, -EBADMSG, "no descriptor");
-}
-
-static void
-test_wire_ack_state_size_range(void **state)
-{
-	struct traced_msg_provider_ack *a = (void *)mbuf;
-	struct wire_msg m;
-	size_t len;
-
-	(void)state;
-	len = make_ack(mbuf);
-	a->state_size = 0;
-	decode_fails(mbuf, len, 1, -EBADMSG, "state size");
-	a->state_size = 4095;
-	decode_fails(mbuf, len, 1, -EBADMSG, "state size");
-	a->state_size = 4096 + 1;
-	decode_fails(mbuf, len, 1, -EBADMSG, "state size");
-	a->state_size = TRACED_PROVIDER_EVENTS_MAX + 2 * 4096;
-	decode_fails(mbuf, len, 1, -EBADMSG, "state size");
-	a->state_size = TRACED_PROVIDER_EVENTS_MAX + 4096;
-	decode_ok(mbuf, len, 1, &m);
-	a->state_size = 4096;
-	decode_ok(mbuf, len, 1, &m);
+	decode_fails(mbuf, len, 0, -EBADMSG, "bad status");
+	a->status = INT32_MAX;
+	decode_fails(mbuf, len, 0, -EBADMSG, "bad status");
+	/* Not an errno: -status would overflow, or mean nothing. */
+	a->status = INT32_MIN;
+	decode_fails(mbuf, len, 0, -EBADMSG, "bad status");
+	a->status = -4096;
+	decode_fails(mbuf, len, 0, -EBADMSG, "bad status");
+	a->status = -4095;
+	decode_ok(mbuf, len, 0, &m);
 }
 
 static void
@@ -1007,7 +985,6 @@ make_ack_refused(void *buf)
 	size_t len = make_ack(buf);
 
 	a->status = -ENOSPC;
-	a->state_size = 0;
 	return len;
 }
 
@@ -1031,7 +1008,7 @@ check_accepted(const unsigned char *buf, size_t len, int nfds,
 		assert_non_null(memchr(m->u.hello->comm, 0, TRACED_COMM_MAX));
 		break;
 	case TRACED_MSG_PROVIDER:
-		assert_int_equal(nfds, 1);
+		assert_int_equal(nfds, 2);
 		assert_true(m->u.provider->id_base >= TRACED_EVENT_ID_BASE);
 		assert_true(m->u.provider->nevents >= 1);
 		assert_true((uint64_t)m->u.provider->id_base +
@@ -1047,12 +1024,9 @@ check_accepted(const unsigned char *buf, size_t len, int nfds,
 		assert_int_not_equal(m->u.ring->tid, 0);
 		break;
 	case TRACED_MSG_PROVIDER_ACK:
-		if (nfds == 0)
-			assert_true(m->u.provider_ack->status < 0);
-		else {
-			assert_int_equal(nfds, 1);
-			assert_int_equal(m->u.provider_ack->status, 0);
-		}
+		assert_int_equal(nfds, 0);
+		assert_true(m->u.provider_ack->status <= 0 &&
+		    m->u.provider_ack->status >= -4095);
 		break;
 	case TRACED_MSG_CTL_REQUEST:
 		assert_int_equal(nfds, 0);
@@ -1105,9 +1079,7 @@ test_wire_decode_survives_mutations(void **state)
 
 		memset(work, 0, sizeof(work));
 		base_len = len = makers[which](work);
-		nfds = wire_type_has_fd(hdr_of(work)->type);
-		if (makers[which] == make_ack_refused)
-			nfds = 0;	/* a refusal carries no fd */
+		nfds = wire_type_nfds(hdr_of(work)->type);
 		nmut = 1 + rng() % 4;
 		for (k = 0; k < nmut; k++) {
 			uint32_t pos = rng() % (uint32_t)(base_len + 8);
@@ -1170,7 +1142,7 @@ main(void)
 		cmocka_unit_test(test_wire_decodes_ctl_request_arguments),
 		cmocka_unit_test(test_wire_decodes_ctl_line_text),
 		cmocka_unit_test(test_wire_decodes_ctl_end),
-		cmocka_unit_test(test_wire_type_has_fd_matches_protocol),
+		cmocka_unit_test(test_wire_type_nfds_matches_protocol),
 		cmocka_unit_test(test_wire_rejects_truncated_header),
 		cmocka_unit_test(test_wire_rejects_truncated_body),
 		cmocka_unit_test(test_wire_rejects_size_field_mismatch),
@@ -1189,8 +1161,7 @@ main(void)
 		cmocka_unit_test(test_wire_ctl_request_argc_limits),
 		cmocka_unit_test(test_wire_ctl_request_arguments_must_match),
 		cmocka_unit_test(test_wire_ctl_request_rejects_unknown_flags),
-		cmocka_unit_test(test_wire_ack_refusal_without_descriptor),
-		cmocka_unit_test(test_wire_ack_state_size_range),
+		cmocka_unit_test(test_wire_ack_status),
 		cmocka_unit_test(test_wire_ctl_end_rejects_bad_status),
 		cmocka_unit_test(test_wire_ctl_request_encode_round_trips),
 		cmocka_unit_test(
