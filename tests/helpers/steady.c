@@ -18,19 +18,21 @@
  * means it waited for something, an involuntary one only that the
  * scheduler ran another task meanwhile, which says nothing about the
  * tracer (two CPUs, many busy tasks) and is left out of the maximum.
- * (A voluntary switch is not always the tracer's doing either: a page
- * fault on the ring may wait a few microseconds for the mmap lock while
- * the connection thread maps a state page.)
+ * Page faults are counted the same way: after a thread's first call,
+ * which maps its ring, a trace call touches only memory mapped and
+ * populated before, so it never faults, and a fault is how it could
+ * come to wait (for the mmap lock, which another thread may hold).
  * At exit, one line per thread on stdout:
  *
  *   thread TID calls N max_ns M first_ns F ring_full A nested B
- *       disconnected C paused D blocked E preempted P
+ *       disconnected C paused D blocked E preempted P faulted G
  *
  * max_ns is the longest call but the first among those not preempted,
  * first_ns the first (which creates the thread's ring), the next four
  * the ring's running loss totals by cause (proto/ring.h), read from its
  * header, 'blocked' how many calls but the first switched voluntarily
- * (counted in max_ns) and 'preempted' how many were left out of it.
+ * (counted in max_ns), 'preempted' how many were left out of it, and
+ * 'faulted' how many calls but the first took a page fault.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -61,6 +63,7 @@ static void *
 worker(void *arg)
 {
 	uint64_t seq, t0, t1, d, max = 0, first = 0, blocked = 0, preempted = 0;
+	uint64_t faulted = 0;
 	struct rusage ru0, ru1;
 	uint64_t lost[TRACED_DROP_PRODUCER_NCAUSES] = { 0 };
 	int i;
@@ -87,6 +90,9 @@ worker(void *arg)
 			max = d;
 		if (seq != 0 && ru1.ru_nvcsw != ru0.ru_nvcsw)
 			blocked++;
+		if (seq != 0 && (ru1.ru_minflt != ru0.ru_minflt ||
+		    ru1.ru_majflt != ru0.ru_majflt))
+			faulted++;
 		if (interval_us)
 			usleep((useconds_t)interval_us);
 	}
@@ -98,14 +104,15 @@ worker(void *arg)
 	pthread_mutex_lock(&out_lock);
 	printf("thread %d calls %llu max_ns %llu first_ns %llu ring_full %llu "
 	    "nested %llu disconnected %llu paused %llu blocked %llu "
-	    "preempted %llu\n", gettid(),
+	    "preempted %llu faulted %llu\n", gettid(),
 	    (unsigned long long)seq, (unsigned long long)max,
 	    (unsigned long long)first,
 	    (unsigned long long)lost[TRACED_DROP_RING_FULL],
 	    (unsigned long long)lost[TRACED_DROP_NESTED],
 	    (unsigned long long)lost[TRACED_DROP_DISCONNECTED],
 	    (unsigned long long)lost[TRACED_DROP_PAUSED],
-	    (unsigned long long)blocked, (unsigned long long)preempted);
+	    (unsigned long long)blocked, (unsigned long long)preempted,
+	    (unsigned long long)faulted);
 	fflush(stdout);
 	pthread_mutex_unlock(&out_lock);
 	return NULL;
