@@ -311,12 +311,20 @@ conn_flush_pending(int sock)
 		if (!lp->sent)
 			rc = conn_send_provider(sock, lp);
 	for (rp = &lib.rings; (r = *rp) != NULL && rc == 0; ) {
+		/*
+		 * finished is its thread's last store to r: after this
+		 * acquire, r is ours alone.  A finished ring always gets a
+		 * drain request, for the events its thread wrote last.
+		 */
+		int finished = __atomic_load_n(&r->finished,
+		    __ATOMIC_ACQUIRE);
+
 		if (!r->sent && (rc = conn_send_ring(sock, r, 0)) == -1)
 			break;
-		if (__atomic_exchange_n(&r->notify, 0, __ATOMIC_ACQUIRE))
+		if (__atomic_exchange_n(&r->notify, 0, __ATOMIC_ACQUIRE) ||
+		    finished)
 			rc = conn_send_notify(sock, r->index);
-		if (rc == 0 && __atomic_load_n(&r->finished,
-		    __ATOMIC_ACQUIRE)) {
+		if (rc == 0 && finished) {
 			/* The daemon holds its own mapping: ours can go. */
 			*rp = r->next;
 			ring_free(r);

@@ -359,8 +359,12 @@ ring_thread_exit(void *arg)
 	/* Pairs with the daemon's load-acquire of flags after head. */
 	__atomic_store_n(&r->hdr->flags, TRACED_RING_FINISHED,
 	    __ATOMIC_RELEASE);
+	/*
+	 * The last touch of r: once the connection thread sees finished
+	 * it may free r at once, so nothing here may follow this store.
+	 * It asks for the final drain itself, no notify needed.
+	 */
 	__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&r->notify, 1, __ATOMIC_RELEASE);
 	lib_wake();
 }
 

@@ -77,16 +77,16 @@ bench: deps
 # ThreadSanitizer: the client library's threads (producers, the
 # connection thread, the fork handlers) and the daemon's loop and
 # writeout pool, in the scenarios where they meet: live enabling,
-# no daemon, overflowing rings, client crashes, daemon restarts.  Not
-# fork (045): TSan cannot follow a multi-threaded process into a
-# fork()ed child that starts threads.  The 1 ms bound on a trace call
+# no daemon, overflowing rings, thread churn, client crashes, daemon
+# restarts.  Not fork (045): TSan cannot follow a multi-threaded process
+# into a fork()ed child that starts threads.  The 1 ms bound on a trace call
 # (091) is the plain and ASan builds' to check: TSan instruments every
 # access, so here it is 50 ms.  Reports go to files (stderr is
 # part of what 040 checks); any report fails.  tests/tsan.supp says
 # why each suppression is there.
 TSAN_INTEG := $(addprefix tests/integration/,030-trace-event-live.sh \
-	040-no-daemon.sh 060-loss-invariant.sh 090-client-crash.sh \
-	091-daemon-restart.sh)
+	040-no-daemon.sh 060-loss-invariant.sh 061-thread-churn.sh \
+	090-client-crash.sh 091-daemon-restart.sh)
 
 check-tsan: deps
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run

@@ -5,7 +5,8 @@
  * Test helper: emits events with known values so that tests can check
  * what comes out of the other end.
  *
- *   emit [-t THREADS] [-n COUNT] [-i INTERVAL_US] [-s STOPFILE] [-T SECONDS]
+ *   emit [-t THREADS] [-w WAVES] [-n COUNT] [-i INTERVAL_US] [-s STOPFILE]
+ *        [-T SECONDS]
  *
  * Each thread w (0-based) emits, for seq = 0, 1, ...:
  *   test_mixed(seq, w, (void *)(0x1000 * (w + 1) + seq), seq % 2,
@@ -14,8 +15,11 @@
  *   test_tick(seq), test_marker(seq)  (markers only with -i: see below)
  *   test_turned_off(seq), test_off_by_default(seq)
  * With -n it stops after COUNT; with -s it stops when STOPFILE exists,
- * with -T after SECONDS.  It prints "emitted N" (events per thread, per
- * kind) on stdout and exits 0.
+ * with -T after SECONDS.  With -w, it starts THREADS new threads WAVES
+ * times, each wave once the last one has exited: thread churn, so that
+ * rings are created and finished while others are being drained.  It
+ * prints "emitted N" (events per kind, summed over threads) on stdout
+ * and exits 0.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -79,31 +83,38 @@ int
 main(int argc, char *argv[])
 {
 	pthread_t t[64];
-	int nthreads = 1, ch, i;
+	int nthreads = 1, waves = 1, ch, i, wave;
 	unsigned long total = 0;
 	void *ret;
 
-	while ((ch = getopt(argc, argv, "t:n:i:s:T:")) != -1) {
+	while ((ch = getopt(argc, argv, "t:w:n:i:s:T:")) != -1) {
 		switch (ch) {
 		case 't': nthreads = atoi(optarg); break;
+		case 'w': waves = atoi(optarg); break;
 		case 'n': count = strtoul(optarg, NULL, 10); break;
 		case 'i': interval_us = strtoul(optarg, NULL, 10); break;
 		case 's': stopfile = optarg; break;
 		case 'T': max_seconds = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: emit [-t THREADS] [-n COUNT] "
+			fprintf(stderr, "usage: emit [-t THREADS] [-w WAVES] [-n COUNT] "
 			    "[-i US] [-s STOPFILE] [-T SECONDS]\n");
 			return 2;
 		}
 	}
-	if (nthreads < 1 || nthreads > 64)
+	if (nthreads < 1 || nthreads > 64 || waves < 1)
 		return 2;
 	t0 = now();
-	for (i = 0; i < nthreads; i++)
-		pthread_create(&t[i], NULL, worker, (void *)(long)i);
-	for (i = 0; i < nthreads; i++) {
-		pthread_join(t[i], &ret);
-		total += (unsigned long)ret;
+	for (wave = 0; wave < waves; wave++) {
+		for (i = 0; i < nthreads; i++)
+			if (pthread_create(&t[i], NULL, worker,
+			    (void *)(long)i) != 0) {
+				fprintf(stderr, "emit: pthread_create failed\n");
+				return 1;
+			}
+		for (i = 0; i < nthreads; i++) {
+			pthread_join(t[i], &ret);
+			total += (unsigned long)ret;
+		}
 	}
 	printf("emitted %lu\n", total);
 	return 0;

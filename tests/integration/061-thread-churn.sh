@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Thread churn: threads that trace a little and exit, wave after wave,
+# while the connection thread frees the rings of those that finished
+# and the daemon drains the rest.  Every thread's events come out, all
+# of them, in order, and each finished ring is ended by the daemon.
+# Under TSan (make check-tsan) this is the test of the hand-over of a
+# finished ring from its exiting thread to the connection thread.
+. "$(dirname "$0")/lib.sh"
+
+start_daemon
+THREADS=8
+WAVES=40
+N=50			# seq values per thread; 5 enabled events each
+
+TRACED_RING_SIZE=64K "$HELPERS/emit" -t $THREADS -w $WAVES -n $N \
+	> "$T/emit.out" || fail "emit failed"
+[ "$(cat "$T/emit.out")" = "emitted $((THREADS * WAVES * N))" ] ||
+	fail "emit: $(cat "$T/emit.out")"
+ctl trace-file flush >/dev/null
+wait_for 10 sh -c "'$BIN/tracectl' --json info trace |
+	grep -q '\"type\":\"ended_session\"'" ||
+	fail "the session did not end"
+ctl --json info trace > "$T/info.json"
+bt "$TRACES" > "$T/out.txt" 2> "$T/warn.txt" || fail "babeltrace2"
+grep -q discarded "$T/warn.txt" &&
+	fail "events discarded: $(grep -m1 discarded "$T/warn.txt")"
+
+# Per thread: 5 * N events, and test_tick's seq runs 0 .. N-1 in order.
+sed -n 's/.*helpers:test_tick: { tid = \([0-9]*\) }, { seq = \([0-9]*\) }.*/\1 \2/p' \
+	"$T/out.txt" > "$T/ticks"
+bad=$(awk -v n=$N '
+	{ if (!($1 in next_seq)) { next_seq[$1] = 0; threads++ }
+	  if ($2 != next_seq[$1]) { print "tid " $1 ": seq " $2 " after " next_seq[$1] - 1; exit }
+	  next_seq[$1]++ }
+	END { for (t in next_seq) if (next_seq[t] != n) { print "tid " t ": " next_seq[t] " ticks"; exit }
+	      if (threads + 0 == 0) print "no ticks" }' "$T/ticks")
+[ -z "$bad" ] || fail "$bad"
+tids=$(cut -d' ' -f1 "$T/ticks" | sort -u | wc -l)
+[ "$tids" = $((THREADS * WAVES)) ] ||
+	fail "$((THREADS * WAVES)) threads ran, ticks from $tids"
+sed -n 's/.*helpers:test_[a-z_]*: { tid = \([0-9]*\) }.*/\1/p' "$T/out.txt" |
+	sort | uniq -c | awk -v e=$((5 * N)) '$1 != e { print; exit 1 }' \
+	> "$T/short" || fail "a thread with a short trace: $(cat "$T/short")"
+
+# The daemon saw every ring finish, and lost nothing.
+rings=$(grep -o '"type":"ended_ring","session":[0-9]*,"tid":[0-9]*,"events":[0-9]*,"lost":0' \
+	"$T/info.json" | wc -l)
+[ "$rings" = $((THREADS * WAVES)) ] ||
+	fail "$((THREADS * WAVES)) rings finished, the daemon ended $rings with no loss"
+ok "$((THREADS * WAVES)) short-lived threads: every event of each, in order"
