@@ -787,8 +787,7 @@ client_accept_cb(int lfd, short what, void *arg)
 	(void)arg;
 	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("accept on client socket");
+		accept_failed(td->ev_client, "client");
 		return;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {

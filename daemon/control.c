@@ -321,18 +321,24 @@ accept_failed(struct event *ev, const char *what)
 	struct timeval tv = { 0, 100000 };
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	int saved = errno;
+	int pause = saved == EMFILE || saved == ENFILE || saved == ENOMEM ||
+	    saved == ENOBUFS;
 
 	if (saved == EAGAIN || saved == EINTR || saved == ECONNABORTED)
 		return;
 	if (now - last_warn > 1000000000u) {
 		errno = saved;
-		log_warn("accept on %s socket%s", what, saved == EMFILE ||
-		    saved == ENFILE || saved == ENOMEM || saved == ENOBUFS ?
-		    "; not accepting for 100 ms" : "");
+		if (saved == EMFILE)
+			log_warn("accept on %s socket (not accepting for "
+			    "100 ms; traced's descriptor limit is too low "
+			    "for its connections: raise LimitNOFILE= in "
+			    "traced.service, or 'ulimit -n')", what);
+		else
+			log_warn("accept on %s socket%s", what, pause ?
+			    " (not accepting for 100 ms)" : "");
 		last_warn = now;
 	}
-	if (saved == EMFILE || saved == ENFILE || saved == ENOMEM ||
-	    saved == ENOBUFS) {
+	if (pause) {
 		event_del(ev);
 		event_base_once(td->base, -1, EV_TIMEOUT, accept_resume_cb, ev,
 		    &tv);

@@ -97,15 +97,13 @@ echo "$(head -n 1 "$T/flood.out"); daemon limit $(sed -n 's/^Max open files *\([
 emfile=$(grep -c "Too many open files" "$T/traced.log" || true)
 echo "at the limit: $emfile 'Too many open files' lines, $((c1 - c0)) CPU ticks in 1 s"
 [ "$emfile" -gt 0 ] || fail "traced never ran out of descriptors: the test proves nothing"
-if [ $((c1 - c0)) -gt 40 ] || [ "$emfile" -gt 100 ]; then
-	known_bug "out of descriptors, traced spins on accept and floods its log (daemon/client.c client_accept_cb: $emfile log lines, $((c1 - c0)) ticks of CPU in 1 s; control.c has accept_failed() for this)"
-	# Keep the log readable (the daemon appends: truncating is safe).
-	grep -v "accept on client socket: Too many open files" "$T/traced.log" > "$T/log.tmp" || true
-	cat "$T/log.tmp" > "$T/traced.log"
-	rm -f "$T/log.tmp"
-else
-	ok "out of descriptors: no spin, $emfile log lines"
-fi
+[ $((c1 - c0)) -le 40 ] ||
+	fail "out of descriptors, traced spins: $((c1 - c0)) CPU ticks in 1 s"
+[ "$emfile" -le 10 ] ||
+	fail "out of descriptors, traced floods its log: $emfile lines"
+grep -q "raise LimitNOFILE" "$T/traced.log" ||
+	fail "the descriptor warning does not say what to do: $(grep -m1 'Too many open files' "$T/traced.log")"
+ok "out of descriptors: no spin, $emfile log lines, naming the fix"
 
 # Back to normal once the connections are gone.
 wait_for 10 sh -c "[ \$('$BIN/tracectl' --json info trace | sed -n 's/.*\"sessions\":\([0-9]*\)}.*/\1/p') = 2 ]" ||
