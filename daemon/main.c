@@ -460,9 +460,13 @@ clock_setup(void)
 	m->freq = 1000000000u;
 	clock_set_offset(m, (long double)real - (long double)mono);
 
+	/*
+	 * One uuid for both: each is offset to the same wall-clock reading,
+	 * so they are one time base, and babeltrace2 merges sessions on
+	 * either clock only if their uuids match (it refuses otherwise).
+	 */
 	c->name = "tsc";
 	memcpy(c->uuid, m->uuid, 16);
-	c->uuid[15] ^= 0x5a;	/* another clock, same boot */
 #if defined(__x86_64__) || defined(__i386__)
 	{
 		uint64_t t0, n0, t1, n1, tr, nr;

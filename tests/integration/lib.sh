@@ -130,16 +130,6 @@ bg_track_init() {
 	trap 'rc=$?; bg_kill_tracked; (exit $rc); cleanup' EXIT
 }
 
-# known_bug WHAT: a sub-check that fails because of a bug the report
-# names (file, function): said in the log and skipped, or failed with
-# TRACED_TEST_STRICT=1 (to see whether the fix landed).
-known_bug() {
-	if [ "${TRACED_TEST_STRICT:-0}" = 1 ]; then
-		fail "known bug: $*"
-	fi
-	echo "KNOWN BUG, sub-check skipped: $*"
-}
-
 # on_exit COMMAND: run COMMAND (eval'd) when the test exits, after the
 # tracked processes are killed and the daemon stopped, before cleanup
 # (e.g. to unmount what the test mounted under $T).  Sets the trap.
