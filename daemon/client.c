@@ -358,8 +358,13 @@ session_provider(struct session *s, const struct traced_msg_provider *m,
 	void *desc;
 	uint32_t k;
 
-	if (!s->welcomed || m->index != s->nprovs || m->id_base != s->next_id) {
-		log_warnx("session %u: provider out of order", s->id);
+	/* Gaps are a provider unloaded before this connection. */
+	if (!s->welcomed || m->index < s->next_prov ||
+	    m->id_base < s->next_id) {
+		log_warnx("session %u: provider %.64s out of order: number "
+		    "%u, event ids from %u; expected at least %u and %u",
+		    s->id, m->name, m->index, m->id_base, s->next_prov,
+		    s->next_id);
 		return -1;
 	}
 	if (check_client_fd(fd, m->desc_size, F_SEAL_SHRINK | F_SEAL_WRITE,
@@ -423,7 +428,7 @@ session_provider(struct session *s, const struct traced_msg_provider *m,
 	et = calloc(1, sizeof(*et));
 	if (et == NULL)
 		goto fail;
-	et->nids = s->next_id + m->nevents - TRACED_EVENT_ID_BASE;
+	et->nids = m->id_base + m->nevents - TRACED_EVENT_ID_BASE;
 	et->ev = calloc(et->nids, sizeof(*et->ev));
 	np = reallocarray(s->provs, s->nprovs + 1, sizeof(*np));
 	if (et->ev == NULL || np == NULL) {
@@ -444,7 +449,8 @@ session_provider(struct session *s, const struct traced_msg_provider *m,
 	evtab_put(s->evtab);
 	s->evtab = et;
 	s->provs[s->nprovs++] = p;
-	s->next_id += m->nevents;
+	s->next_prov = m->index + 1;
+	s->next_id = m->id_base + m->nevents;
 
 	session_update_state(s);
 	(void)session_write_metadata(s);

@@ -109,7 +109,8 @@ struct session {
 	char		*dir;		/* its CTF directory */
 	struct sprov	**provs;
 	uint32_t	 nprovs;
-	uint32_t	 next_id;	/* expected id_base of the next one */
+	uint32_t	 next_prov;	/* least index of the next one */
+	uint32_t	 next_id;	/* least id_base of the next one */
 	struct evtab	*evtab;
 	struct sring_list rings;
 	uint32_t	 nrings;

@@ -42,6 +42,15 @@ $(O)/tests/helpers/%: $(O)/tests/helpers/%.o $(O)/gen/helpers/trace.o $(LIBSO)
 	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $< \
 		$(O)/gen/helpers/trace.o -L$(O)/lib -ltraced -Wl,-rpath,$(abspath $(O))/lib
 
+# A plugin for the 'plugins' helper: a shared object with a provider.
+$(eval $(call tracegen_rule,plugin,tests/helpers/plugin/trace-events,$(O)/gen/plugin))
+PLUGIN := $(O)/tests/helpers/plugin.so
+$(PLUGIN): tests/helpers/plugin/plugin.c $(O)/gen/plugin/trace.h $(O)/gen/plugin/trace.c $(LIBSO)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(COMPILE) -shared -I$(O)/gen/plugin -o $@ $< \
+		$(O)/gen/plugin/trace.c $(P_LDFLAGS) $(LDFLAGS) -L$(O)/lib \
+		-ltraced -Wl,-rpath,$(abspath $(O))/lib
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory check-unit check-integration
 
@@ -50,7 +59,7 @@ check-unit: $(UNIT_TESTS)
 		echo "== $$t"; $$t || fail=1; \
 	done; exit $$fail
 
-check-integration: all $(HELPERS)
+check-integration: all $(HELPERS) $(PLUGIN)
 	$(Q)O=$(abspath $(O)) SANITIZE=$(SANITIZE) sh tests/run-integration.sh $(INTEG_TESTS)
 
 # Benchmark programs: the same event through traced and LTTng-UST.

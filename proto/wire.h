@@ -86,6 +86,12 @@ struct traced_msg_hello {
  *   never moves is what keeps a restart of the daemon from making the
  *   program's threads fault (and wait for the mmap lock) in a trace call.
  */
+/*
+ * A process numbers its providers, and their event ids, in the order it
+ * registered them, and sends them in that order.  Numbers and ids only
+ * go up, but may skip: a provider unloaded (dlclose()) before this
+ * connection is not sent, and its ids are never used again.
+ */
 struct traced_msg_provider {
 	struct traced_msg_hdr hdr;
 	uint32_t	index;		/* the client's provider number */

@@ -930,8 +930,13 @@ case_msg(const char *name)
 		h_send(sock, &rm, sizeof(rm), r.fd);
 		ring_unmake(&r);
 	} else if (strcmp(name, "msg-provider-order") == 0) {
-		provider_send(sock, desc, sizeof(desc) - 1, 2, 5,
+		/* Our provider was number 0: numbers only go up. */
+		provider_send(sock, desc, sizeof(desc) - 1, 2, 0,
 		    TRACED_EVENT_ID_BASE + 2, F_SEAL_SHRINK | F_SEAL_WRITE, sizeof(desc) - 1);
+	} else if (strcmp(name, "msg-provider-ids-back") == 0) {
+		/* Event ids overlapping our provider's (16 and 17). */
+		provider_send(sock, desc, sizeof(desc) - 1, 2, 1,
+		    TRACED_EVENT_ID_BASE + 1, F_SEAL_SHRINK | F_SEAL_WRITE, sizeof(desc) - 1);
 	} else if (strcmp(name, "msg-provider-bad-text") == 0) {
 		static const char junk[] = "this is not(trace events\n\"\n";
 
@@ -1376,7 +1381,8 @@ static const struct hcase {
 	{ "msg-ring-two-cmsgs", case_msg, "descriptor" },
 	{ "msg-ring-twice", case_msg, "ring 0 announced twice" },
 	{ "msg-ring-order", case_msg, "ring size out of range" },
-	{ "msg-provider-order", case_msg, "provider out of order" },
+	{ "msg-provider-order", case_msg, "out of order: number 0," },
+	{ "msg-provider-ids-back", case_msg, "out of order: number 1, event ids from 17;" },
 	{ "msg-provider-bad-text", case_msg, "bad provider description" },
 	{ "msg-provider-count", case_msg, "announces 3 events and describes 2" },
 	{ "msg-provider-unsealed", case_msg, "not sealed" },
