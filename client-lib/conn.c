@@ -6,10 +6,11 @@
  * to the daemon.  It finds the daemon's client.sock, says HELLO, sends
  * every provider (with its state memfd, which the daemon writes) and
  * ring, forwards the wakeups application threads ask for, and when the
- * daemon goes away tries again every TRACED_RETRY_MS.  The state bytes
- * stay as the last daemon left them; no mapping changes.  Events traced meanwhile fill the
- * rings; the next daemon drains them, and what did not fit is counted
- * as lost while disconnected.
+ * daemon goes away tries again every TRACED_RETRY_MS (a daemon that
+ * refuses us, less and less often).  The state bytes stay as the last
+ * daemon left them; no mapping changes.  Events traced meanwhile fill
+ * the rings; the next daemon drains them, and what did not fit is
+ * counted as lost while disconnected.
  *
  * It blocks all signals and never holds lib.lock across a system call
  * that can wait for the daemon, except the bounded sends below, so that
@@ -28,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -36,6 +38,7 @@
 #define TRACED_RETRY_MS		250	/* between connection attempts */
 #define TRACED_SEND_TIMEOUT_S	1	/* a daemon that does not read */
 #define TRACED_WELCOME_WAIT_S	5	/* a daemon that does not answer */
+#define TRACED_BACKOFF_MAX_MS	8000	/* a daemon that refuses us */
 
 /* Candidate runtime directories, in order; see DESIGN.md section 6. */
 static int
@@ -407,13 +410,86 @@ conn_recv(int sock)
 	return 0;
 }
 
+/* Has the daemon taken every provider we have?  Locked. */
+static int
+conn_all_acked_locked(void)
+{
+	struct lprov *lp;
+
+	for (lp = lib.providers; lp != NULL; lp = lp->next)
+		if (lp->p != NULL && !lp->acked)
+			return 0;
+	return 1;
+}
+
+/*
+ * Wait 'ms', whatever the application threads ask meanwhile (finished
+ * rings are released: with no daemon, their last events are lost).
+ */
+static void
+conn_pause(int ms)
+{
+	struct timespec now, end;
+	struct pollfd pfd;
+	uint64_t junk;
+	long left;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	pfd.fd = lib.wake_fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (long)(end.tv_sec - now.tv_sec) * 1000 +
+		    (end.tv_nsec - now.tv_nsec) / 1000000;
+		if (left <= 0)
+			return;
+		if (poll(&pfd, 1, (int)left) > 0)
+			(void)!read(lib.wake_fd, &junk, sizeof(junk));
+		(void)conn_flush_pending(-1);
+	}
+}
+
+/*
+ * The connection ended.  A daemon that closed it before taking all our
+ * providers refused us (its log says why) and would do so again at
+ * once: wait before the next attempt, twice as long each time, up to
+ * TRACED_BACKOFF_MAX_MS, rather than start a session per attempt.  A
+ * daemon that went away after taking them is retried at once.
+ */
+static void
+conn_lost(int *sock, int *backoff_ms)
+{
+	int refused;
+
+	pthread_mutex_lock(&lib.lock);
+	refused = !conn_all_acked_locked();
+	pthread_mutex_unlock(&lib.lock);
+	conn_down(sock);
+	if (!refused) {
+		*backoff_ms = 0;
+		return;
+	}
+	*backoff_ms = *backoff_ms == 0 ? TRACED_RETRY_MS :
+	    *backoff_ms >= TRACED_BACKOFF_MAX_MS / 2 ? TRACED_BACKOFF_MAX_MS :
+	    *backoff_ms * 2;
+	DEBUG("the daemon closed the connection before taking every "
+	    "provider; next attempt in %d ms", *backoff_ms);
+	conn_pause(*backoff_ms);
+}
+
 static void *
 conn_main(void *arg)
 {
 	struct pollfd pfd[2];
 	uint64_t junk;
 	sigset_t all;
-	int sock = -1, n, waited = 0;
+	int sock = -1, n, waited = 0, backoff_ms = 0;
 
 	(void)arg;
 	sigfillset(&all);
@@ -456,14 +532,14 @@ conn_main(void *arg)
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (conn_recv(sock) == -1) {
-				conn_down(&sock);
+				conn_lost(&sock, &backoff_ms);
 				continue;
 			}
 		}
 		if (pfd[1].revents & POLLIN) {
 			(void)!read(lib.wake_fd, &junk, sizeof(junk));
 			if (conn_flush_pending(sock) == -1)
-				conn_down(&sock);
+				conn_lost(&sock, &backoff_ms);
 		}
 	}
 	return NULL;
