@@ -39,6 +39,7 @@
 #define TRACED_SEND_TIMEOUT_S	1	/* a daemon that does not read */
 #define TRACED_WELCOME_WAIT_S	5	/* a daemon that does not answer */
 #define TRACED_BACKOFF_MAX_MS	8000	/* a daemon that refuses us */
+#define TRACED_SHORT_MS		200	/* a connection that short was refused */
 
 /* Candidate runtime directories, in order; see DESIGN.md section 6. */
 static int
@@ -410,6 +411,15 @@ conn_recv(int sock)
 	return 0;
 }
 
+static uint64_t
+conn_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Has the daemon taken every provider we have?  Locked. */
 static int
 conn_all_acked_locked(void)
@@ -449,26 +459,36 @@ conn_pause(int ms)
 		    (end.tv_nsec - now.tv_nsec) / 1000000;
 		if (left <= 0)
 			return;
-		if (poll(&pfd, 1, (int)left) > 0)
+		if (poll(&pfd, 1, (int)left) > 0) {
 			(void)!read(lib.wake_fd, &junk, sizeof(junk));
+			/* A provider registered meanwhile waits for an
+			 * attempt: count this one, not made, as failed. */
+			pthread_mutex_lock(&lib.lock);
+			lib.attempts++;
+			pthread_cond_broadcast(&lib.cond);
+			pthread_mutex_unlock(&lib.lock);
+		}
 		(void)conn_flush_pending(-1);
 	}
 }
 
 /*
- * The connection ended.  A daemon that closed it before taking all our
- * providers refused us (its log says why) and would do so again at
- * once: wait before the next attempt, twice as long each time, up to
- * TRACED_BACKOFF_MAX_MS, rather than start a session per attempt.  A
- * daemon that went away after taking them is retried at once.
+ * The connection, set up at up_ns, ended.  A daemon that closed it
+ * before taking all our providers, or within TRACED_SHORT_MS, refused
+ * us (its log says why: a provider or a ring it would not take) and
+ * would do so again at once: wait before the next attempt, twice as
+ * long each time, up to TRACED_BACKOFF_MAX_MS, rather than start a
+ * session per attempt.  A daemon that went away later is retried at
+ * once.
  */
 static void
-conn_lost(int *sock, int *backoff_ms)
+conn_lost(int *sock, int *backoff_ms, uint64_t up_ns)
 {
 	int refused;
 
 	pthread_mutex_lock(&lib.lock);
-	refused = !conn_all_acked_locked();
+	refused = !conn_all_acked_locked() ||
+	    conn_now_ns() - up_ns < TRACED_SHORT_MS * 1000000ull;
 	pthread_mutex_unlock(&lib.lock);
 	conn_down(sock);
 	if (!refused) {
@@ -478,8 +498,9 @@ conn_lost(int *sock, int *backoff_ms)
 	*backoff_ms = *backoff_ms == 0 ? TRACED_RETRY_MS :
 	    *backoff_ms >= TRACED_BACKOFF_MAX_MS / 2 ? TRACED_BACKOFF_MAX_MS :
 	    *backoff_ms * 2;
-	DEBUG("the daemon closed the connection before taking every "
-	    "provider; next attempt in %d ms", *backoff_ms);
+	DEBUG("the daemon refused us (the connection ended at once, or "
+	    "before it took every provider); next attempt in %d ms",
+	    *backoff_ms);
 	conn_pause(*backoff_ms);
 }
 
@@ -490,6 +511,7 @@ conn_main(void *arg)
 	uint64_t junk;
 	sigset_t all;
 	int sock = -1, n, waited = 0, backoff_ms = 0;
+	uint64_t up_ns = 0;
 
 	(void)arg;
 	sigfillset(&all);
@@ -516,6 +538,7 @@ conn_main(void *arg)
 				continue;
 			}
 			waited = 0;
+			up_ns = conn_now_ns();
 		}
 		pfd[0].fd = sock;
 		pfd[0].events = POLLIN;
@@ -532,14 +555,14 @@ conn_main(void *arg)
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (conn_recv(sock) == -1) {
-				conn_lost(&sock, &backoff_ms);
+				conn_lost(&sock, &backoff_ms, up_ns);
 				continue;
 			}
 		}
 		if (pfd[1].revents & POLLIN) {
 			(void)!read(lib.wake_fd, &junk, sizeof(junk));
 			if (conn_flush_pending(sock) == -1)
-				conn_lost(&sock, &backoff_ms);
+				conn_lost(&sock, &backoff_ms, up_ns);
 		}
 	}
 	return NULL;
