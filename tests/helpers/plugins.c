@@ -59,6 +59,12 @@ main(int argc, char *argv[])
 		fprintf(stderr, "plugins: dlclose: %s\n", dlerror());
 		return 1;
 	}
+	/* Really gone (its provider unregistered), or nothing is tested. */
+	if (dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD) != NULL) {
+		fprintf(stderr, "plugins: %s still loaded after dlclose\n",
+		    argv[1]);
+		return 1;
+	}
 	if ((h = load(argv[1], &hello)) == NULL)
 		return 1;
 	for (seq = 1; access(argv[2], F_OK) != 0; seq++) {
