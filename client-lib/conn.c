@@ -439,27 +439,14 @@ conn_all_acked_locked(void)
 static void
 conn_pause(int ms)
 {
-	struct timespec now, end;
+	uint64_t end = conn_now_ns() + (uint64_t)ms * 1000000u, now, junk;
 	struct pollfd pfd;
-	uint64_t junk;
-	long left;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += ms / 1000;
-	end.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
 	pfd.fd = lib.wake_fd;
 	pfd.events = POLLIN;
-	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = (long)(end.tv_sec - now.tv_sec) * 1000 +
-		    (end.tv_nsec - now.tv_nsec) / 1000000;
-		if (left <= 0)
-			return;
-		if (poll(&pfd, 1, (int)left) > 0) {
+	while ((now = conn_now_ns()) < end) {
+		/* Rounded up: poll() waits whole milliseconds. */
+		if (poll(&pfd, 1, (int)((end - now + 999999) / 1000000)) > 0) {
 			(void)!read(lib.wake_fd, &junk, sizeof(junk));
 			/* A provider registered meanwhile waits for an
 			 * attempt: count this one, not made, as failed. */

@@ -7,8 +7,8 @@
  * main(): the provider gets its event ids, the connection thread is
  * started, and the constructor waits (bounded by
  * TRACED_CONNECT_TIMEOUT_MS) until the daemon took the provider and
- * wrote its state bytes, or said no, or could not be reached.  With no daemon
- * listening, connect() fails at once and there is no wait at all.
+ * wrote its state bytes, or said no, or could not be reached.  With no
+ * daemon listening, connect() fails at once and there is no wait at all.
  *
  * Configuration comes from the environment, read once here:
  *   TRACED=0                    tracing off for this process
@@ -313,9 +313,9 @@ traced_provider_register(struct traced_provider *p)
 	}
 	lib_wake();
 	/*
-	 * Wait until the daemon wrote the state bytes, or a connection attempt
-	 * failed, or the deadline: a short program's first events must
-	 * see their rules, but no program waits long for the tracer.
+	 * Wait until the daemon wrote the state bytes, or a connection
+	 * attempt failed, or the deadline: a short program's first events
+	 * must see their rules, but no program waits long for the tracer.
 	 */
 	attempts = lib.attempts;
 	deadline_after(&deadline, lib.connect_timeout_ms);

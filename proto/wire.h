@@ -85,8 +85,7 @@ struct traced_msg_hello {
  *   connects to maps it too and writes the bytes.  A state page that
  *   never moves is what keeps a restart of the daemon from making the
  *   program's threads fault (and wait for the mmap lock) in a trace call.
- */
-/*
+ *
  * A process numbers its providers, and their event ids, in the order it
  * registered them, and sends them in that order.  Numbers and ids only
  * go up, but may skip: a provider unloaded (dlclose()) before this

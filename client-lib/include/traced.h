@@ -118,8 +118,9 @@ TRACED_EXPORT void traced_flush(void);
 /*
  * Is event 'i' of a provider's state array on?  The daemon changes the
  * byte from its own process, so the byte is read with an atomic load:
- * the compiler may not keep it in a register across a loop.  Relaxed is enough (nothing else is read on its say-so) and on
- * x86-64 and arm64 it is the one plain load a disabled event costs.
+ * the compiler may not keep it in a register across a loop.  Relaxed is
+ * enough (nothing else is read on its say-so) and on x86-64 and arm64
+ * it is the one plain load a disabled event costs.
  */
 static inline int
 traced_state_on(const uint8_t *state, uint32_t i)

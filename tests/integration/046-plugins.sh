@@ -11,7 +11,6 @@
 . "$(dirname "$0")/lib.sh"
 bg_track_init
 
-# session_dir PID SESSION: the trace directory of a session of PID.
 # check_session DIR WHAT: DIR has the program's ticks and the second
 # plugin's events, in order, and nothing was discarded.
 check_session() {
