@@ -41,7 +41,8 @@ traced_tsc_invariant(void)
 static inline int
 traced_clock_use_tsc(void)
 {
-	const char *env = getenv("TRACED_CLOCK");
+	/* secure_getenv(): a setuid program ignores its caller's wish. */
+	const char *env = secure_getenv("TRACED_CLOCK");
 
 	if (env != NULL && strcmp(env, "monotonic") == 0)
 		return 0;

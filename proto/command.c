@@ -128,6 +128,57 @@ words_match(const char *name, int n, char *const argv[], int exact)
 	return 1;
 }
 
+/* Edit distance of a and b, up to 63 bytes each (else large). */
+static unsigned
+distance(const char *a, const char *b)
+{
+	unsigned d[64], prev, tmp, i, j, m;
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > 63 || lb > 63)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			tmp = d[j];
+			m = prev + (a[i - 1] != b[j - 1]);
+			if (d[j] + 1 < m)
+				m = d[j] + 1;
+			if (d[j - 1] + 1 < m)
+				m = d[j - 1] + 1;
+			d[j] = m;
+			prev = tmp;
+		}
+	}
+	return d[lb];
+}
+
+/*
+ * " (did you mean 'NAME'?)" for the command closest to what was said
+ * (a typo of a few letters), or "".
+ */
+static void
+suggest(const char *said, char *buf, size_t size)
+{
+	const struct command_def *best = NULL;
+	unsigned dist, bestd = 99;
+	size_t i;
+
+	for (i = 0; i < CMD_ID_COUNT; i++) {
+		dist = distance(said, command_defs[i].name);
+		if (dist < bestd) {
+			bestd = dist;
+			best = &command_defs[i];
+		}
+	}
+	buf[0] = '\0';
+	if (best != NULL && bestd <= 2 + strlen(said) / 8)
+		errf(buf, size, " (did you mean '%s'?)", best->name);
+}
+
 /*
  * Explain why nothing matched: either the words are the start of longer
  * names ("info" alone), or they are simply unknown.
@@ -158,8 +209,9 @@ lookup_fail(int argc, char *const argv[], char *err, size_t errlen)
 		    said, could);
 	} else {
 		append_words(said, sizeof(said), nsaid, argv);
-		errf(err, errlen, "unknown command '%s'; try 'tracectl help'",
-		    said);
+		suggest(said, could, sizeof(could));
+		errf(err, errlen, "unknown command '%s'%s; try 'tracectl "
+		    "help'", said, could);
 	}
 }
 
@@ -260,6 +312,43 @@ command_check_args(const struct command_def *cmd, int nargs, char *err,
 	command_format_usage(cmd, usage, sizeof(usage));
 	errf(err, errlen, "usage: tracectl %s", usage);
 	return -1;
+}
+
+/*
+ * Fixed words of a command's arguments.  Contract in command.h.
+ */
+int
+command_check_words(const struct command_def *cmd, int nargs,
+    char *const args[], char *err, size_t errlen)
+{
+	switch (cmd->id) {
+	case CMD_ID_TRACE_EVENT:
+		if (nargs == 1 && strcmp(args[0], "reset") != 0 &&
+		    strcmp(args[0], "list") != 0) {
+			errf(err, errlen, "usage: tracectl trace-event PATTERN "
+			    "on|off|delete, trace-event list or trace-event "
+			    "reset");
+			return -1;
+		}
+		if (nargs == 2 && command_parse_onoff(args[1]) == -1 &&
+		    strcmp(args[1], "delete") != 0) {
+			errf(err, errlen, "trace-event %s: expected 'on', "
+			    "'off' or 'delete', not '%s'", args[0], args[1]);
+			return -1;
+		}
+		return 0;
+	case CMD_ID_TRACE_FILE:
+		if (nargs == 1 && (strcmp(args[0], "flush") == 0 ||
+		    command_parse_onoff(args[0]) != -1))
+			return 0;
+		if (nargs == 2 && strcmp(args[0], "set") == 0)
+			return 0;
+		errf(err, errlen, "usage: tracectl trace-file "
+		    "on|off|flush|set PATH|set default");
+		return -1;
+	default:
+		return 0;
+	}
 }
 
 /*

@@ -73,6 +73,17 @@ int	command_check_args(const struct command_def *cmd, int nargs,
 	    char *err, size_t errlen);
 
 /*
+ * Check the words a command takes in fixed places (trace-event's
+ * on|off|delete and its one-word form 'reset' or 'list', trace-file's
+ * on|off|flush|set), so that tracectl refuses a typo before it looks
+ * for a daemon, as the daemon would.  args[0..nargs) are the arguments
+ * after the name; arity already checked.  Returns 0, or -1 with the
+ * reason in 'err' (if not NULL).
+ */
+int	command_check_words(const struct command_def *cmd, int nargs,
+	    char *const args[], char *err, size_t errlen);
+
+/*
  * Write "NAME USAGE" (or "NAME" when it takes no arguments) into buf,
  * NUL-terminated when size > 0.  Returns the length it needed, like
  * snprintf.

@@ -20,10 +20,15 @@
 /* The record at buf[0, size) of a known event: do its fields fill it? */
 static const char *
 recwalk_fields(const struct tevents_event *ev, const uint8_t *buf,
-    uint32_t size, uint32_t *tail_pad)
+    uint32_t size, uint32_t nulls, uint32_t *tail_pad)
 {
 	uint32_t pos = TRACED_REC_HDR_SIZE, a;
 
+	/* A NULL mark only on a string argument (proto/ring.h). */
+	for (a = 0; a < TRACED_REC_NULL_ARGS; a++)
+		if ((nulls >> a & 1) && (a >= ev->nargs ||
+		    ev->args[a].cls != TEVENTS_STRING))
+			return "NULL mark on an argument that is no string";
 	for (a = 0; a < ev->nargs; a++) {
 		if (ev->args[a].cls == TEVENTS_STRING) {
 			const uint8_t *nul;
@@ -72,19 +77,73 @@ recwalk_lost(struct recwalk *w, const uint8_t *buf, uint32_t size)
 	return NULL;
 }
 
+const struct recwalk_range *
+recwalk_find(const struct recwalk_range *ranges, uint32_t n, uint32_t i,
+    uint32_t *hint)
+{
+	const struct recwalk_range *r;
+	uint32_t lo = 0, hi = n, mid;
+
+	/* Records of one thread mostly come from one provider. */
+	if (*hint < n) {
+		r = &ranges[*hint];
+		if (i >= r->first && i - r->first < r->n)
+			return r;
+	}
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		r = &ranges[mid];
+		if (i < r->first)
+			hi = mid;
+		else if (i - r->first >= r->n)
+			lo = mid + 1;
+		else {
+			*hint = mid;
+			return r;
+		}
+	}
+	return NULL;
+}
+
 long
 recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 {
 	const char *why;
 	size_t off = 0;
+	uint32_t nulls, idsize[2];
 
 	w->invalid = NULL;
 	w->first_ts = 0;
 	w->tail_pad = 0;
-	while (len - off >= TRACED_REC_HDR_SIZE) {
+	w->pad = 0;
+	while (len - off >= TRACED_PAD_MIN) {
 		struct traced_rec_hdr h;
 
+		memcpy(idsize, buf + off, sizeof(idsize));
+		if (idsize[0] == TRACED_EVENT_PAD) {
+			/* The rest of a lap, less than a record: it must end
+			 * on a lap end (one the span cuts is the next
+			 * call's, like a record). */
+			if (idsize[1] < TRACED_PAD_MIN || idsize[1] % 8 != 0 ||
+			    idsize[1] > TRACED_REC_MAX) {
+				why = "bad padding record";
+				goto bad;
+			}
+			if (idsize[1] > len - off)
+				break;	/* continues in the next span */
+			if ((w->pos + off + idsize[1]) % TRACED_RING_LAP_MIN !=
+			    0) {
+				why = "bad padding record";
+				goto bad;
+			}
+			w->pad = idsize[1];
+			break;
+		}
+		if (len - off < TRACED_REC_HDR_SIZE)
+			break;		/* continues in the next span */
 		memcpy(&h, buf + off, sizeof(h));
+		nulls = h.size >> TRACED_REC_NULL_SHIFT;
+		h.size &= TRACED_REC_SIZE_MASK;
 		if (h.size < TRACED_REC_HDR_SIZE || h.size % 8 != 0 ||
 		    h.size > TRACED_REC_MAX) {
 			why = "record size out of range";
@@ -96,25 +155,54 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 			why = "timestamp going backwards";
 			goto bad;
 		}
+		/* A time far ahead of the daemon's clock would make the
+		 * whole trace directory unreadable (readers overflow). */
+		if (w->max_ts != 0 && h.ts > w->max_ts) {
+			why = "timestamp in the future";
+			goto bad;
+		}
 		if (h.id == TRACED_EVENT_LOST) {
+			if (nulls != 0) {
+				why = "NULL marks on a LOST record";
+				goto bad;
+			}
 			if ((why = recwalk_lost(w, buf + off, h.size)) != NULL)
 				goto bad;
 			w->tail_pad = 0;
 		} else {
-			uint32_t i = h.id - TRACED_EVENT_ID_BASE;
+			uint32_t i = h.id - TRACED_EVENT_ID_BASE, c, k;
+			const struct recwalk_range *r = NULL;
 
-			if (h.id < TRACED_EVENT_ID_BASE || i >= w->nids ||
-			    w->ev[i] == NULL) {
+			if (h.id >= TRACED_EVENT_ID_BASE)
+				r = recwalk_find(w->ranges, w->nranges, i,
+				    &w->hint);
+			if (r == NULL) {
 				why = "unknown event id";
 				goto bad;
 			}
-			why = recwalk_fields(w->ev[i], buf + off, h.size,
-			    &w->tail_pad);
-			if (why != NULL)
+			k = i - r->first;
+			if (r->fixed != NULL && r->fixed[k] != 0 && nulls == 0) {
+				/* Integers only: the size says it all. */
+				if (h.size != r->fixed[k]) {
+					why = h.size < r->fixed[k] ?
+					    "record shorter than its event" :
+					    "record size does not match its "
+					    "event";
+					goto bad;
+				}
+				w->tail_pad = 0;
+			} else if ((why = recwalk_fields(&r->ev[k], buf + off,
+			    h.size, nulls, &w->tail_pad)) != NULL)
 				goto bad;
 			w->events++;
-			if (w->counts != NULL)
-				w->counts[i]++;
+			if (w->counts != NULL) {
+				c = r->cls + (i - r->first);
+				if (!(w->counts[c] & RECWALK_TOUCHED)) {
+					w->counts[c] |= RECWALK_TOUCHED;
+					w->touched[w->ntouched++] = c;
+				}
+				w->counts[c]++;
+			}
 		}
 		if (off == 0)
 			w->first_ts = h.ts;

@@ -6,7 +6,7 @@
  * and decides which of its records may reach a CTF stream.  Pure (no
  * I/O, no allocation, no shared memory: the caller copies the span out
  * of the ring first, so the client cannot change what was checked).
- * Proto; used by the daemon's writeout workers and by the fuzz target.
+ * Proto; used by the daemon's drain thread and by the fuzz target.
  * Any thread, one walk per struct at a time.
  */
 #ifndef TRACED_PROTO_RECWALK_H
@@ -19,6 +19,28 @@
 
 struct tevents_event;
 
+#define RECWALK_TOUCHED	(UINT64_C(1) << 63)	/* in a class's counter */
+
+/*
+ * The events a process described, as ranges of ids: one per provider,
+ * in increasing order of ids and without overlap (a gap is a provider
+ * unloaded before the daemon heard of it, and costs nothing).  Each
+ * event also has a class number, dense from 0 over the whole process,
+ * by which its records are counted.
+ */
+struct recwalk_range {
+	uint32_t	 first;		/* id - TRACED_EVENT_ID_BASE of its
+					   first event */
+	uint32_t	 n;		/* events */
+	uint32_t	 cls;		/* class number of its first event */
+	const struct tevents_event *ev;	/* n events, borrowed */
+	const uint32_t	*fixed;		/* NULL, or n sizes, borrowed: the
+					   record size of an event without
+					   strings (16 + 8 per argument), 0
+					   for others; such records need no
+					   field walk */
+};
+
 /*
  * What one stream's walk knows and finds.  The caller fills the first
  * block and zeroes the rest; recwalk() adds to the counters, so one
@@ -26,10 +48,22 @@ struct tevents_event;
  */
 struct recwalk {
 	/* In. */
-	const struct tevents_event *const *ev;	/* by id - TRACED_EVENT_ID_BASE,
-						   borrowed */
-	uint32_t	 nids;
-	uint64_t	*counts;	/* NULL, or nids counters by id - base */
+	const struct recwalk_range *ranges;	/* borrowed */
+	uint32_t	 nranges;
+	uint64_t	 max_ts;	/* later timestamps are refused;
+					   0: no bound */
+	/*
+	 * NULL, or a counter per class, all zero at first; the first
+	 * record of a class sets RECWALK_TOUCHED in its counter and
+	 * appends the class to touched (as many entries as classes), so
+	 * the caller reads (without the bit) and clears only those.
+	 */
+	uint64_t	*counts;
+	uint32_t	*touched;
+	uint32_t	 ntouched;
+	uint32_t	 hint;		/* range of the last record */
+	uint64_t	 pos;		/* ring position of buf[0] (PAD records
+					   must end on a lap end) */
 	/* In and out. */
 	uint64_t	 last_ts;	/* the stream's last timestamp */
 	/* Out, added to. */
@@ -41,6 +75,8 @@ struct recwalk {
 	uint64_t	 first_ts;	/* of its first record */
 	uint32_t	 tail_pad;	/* padding after its last record's
 					   last field */
+	uint32_t	 pad;		/* size of the PAD record it stopped at,
+					   or 0 */
 	const char	*invalid;	/* why it failed, or NULL */
 	size_t		 invalid_off;	/* where, from buf */
 };
@@ -53,9 +89,20 @@ struct recwalk {
  * timestamp going backwards, an unknown event id, fields that do not
  * fill the record exactly as the event's signature says (integers 8
  * bytes aligned, strings up to a NUL inside the record), a LOST record
- * whose causes do not add up.  Counters cover the valid prefix only
- * when it returns -1 too.
+ * whose causes do not add up, a timestamp past max_ts, a PAD record
+ * larger than a record may be or not ending on a lap end.  A valid PAD
+ * record ends the walk: the return value is where it starts and w->pad
+ * its size; what follows it belongs to the next call.  Counters cover
+ * the valid prefix only when it returns -1 too.
  */
 long	recwalk(struct recwalk *w, const uint8_t *buf, size_t len);
+
+/*
+ * The range of 'ranges' (n of them, sorted) that holds event index i
+ * (id - TRACED_EVENT_ID_BASE), or NULL.  *hint is where to look first
+ * and is set to where it was found.
+ */
+const struct recwalk_range *recwalk_find(const struct recwalk_range *ranges,
+	    uint32_t n, uint32_t i, uint32_t *hint);
 
 #endif

@@ -9,9 +9,18 @@
  * '#' comment, or an event.  An event is split into words ([A-Za-z0-9_]
  * runs) and punctuation without building a token list; each argument's
  * tokens are collected into a small bounded array, then normalized and
- * classified.  That is linear in the size of the text; clashing event
- * names are then found by sorting the names, O(n log n) in the number
- * of events whatever names a hostile client picks.
+ * classified against the type words tracegen knows.  That is linear in
+ * the size of the text; clashing event names are then found by sorting
+ * the names, O(n log n) in the number of events whatever names a
+ * hostile client picks.
+ *
+ * What is accepted follows QEMU's tracetool (scripts/tracetool in QEMU
+ * 7.2): the same properties, types and formats, at most 10 arguments,
+ * no %m and no trailing newline in a format, a newline at the end of
+ * the file.  Where tracetool lets a line through that the C compiler
+ * then refuses (an unknown type word, a macro other than PRI* in a
+ * format, text after the format) this parser says so, at the line and
+ * column, with the fix.
  *
  * The daemon runs this on text a client sent, so nothing here trusts
  * the input: every length is bounded by a TEVENTS_*_MAX, NUL bytes,
@@ -32,6 +41,12 @@
 #define TOKS_MAX	(TEVENTS_TYPE_MAX + 2)
 /* Longest word quoted in an error message. */
 #define SHOW_MAX	40
+/* Longest unknown type word for which a known one is suggested. */
+#define SUGGEST_MAX	32
+
+/* Every string argument at full length still fits in a record. */
+_Static_assert(TRACED_REC_HDR_SIZE + TEVENTS_ARGS_MAX *
+    (TRACED_STR_MAX + 1) <= TRACED_REC_MAX, "a record holds any event");
 
 struct tok {
 	size_t		 pos;		/* offset in the text */
@@ -68,24 +83,44 @@ static const char *const c_keywords[] = {
 	"asm", "typeof", "bool", "true", "false", NULL
 };
 
-/*
- * Names the generated code uses inside trace_NAME(), which an argument
- * of the same name would hide or break (besides the traced_ prefix).
- */
-static const char *const gen_reserved[] = {
-	"NULL", "uint8_t", "uint32_t", "uint64_t", "int64_t", "uintptr_t",
-	NULL
+/* The integer typedefs tracegen knows, and how they are recorded. */
+struct known_type {
+	const char	*name;
+	enum tevents_class cls;
 };
 
-/* Integer typedefs known to be signed; any other typedef is unsigned. */
-static const char *const signed_typedefs[] = {
-	"int8_t", "int16_t", "int32_t", "int64_t",
-	"int_least8_t", "int_least16_t", "int_least32_t", "int_least64_t",
-	"int_fast8_t", "int_fast16_t", "int_fast32_t", "int_fast64_t",
-	"intmax_t", "intptr_t", "ssize_t", "off_t", "off64_t", "loff_t",
-	"ptrdiff_t", "pid_t", "time_t", "clock_t", "suseconds_t",
-	"blkcnt_t", "gint", "gint8", "gint16", "gint32", "gint64", "glong",
-	"gshort", "gssize", "gchar", NULL
+static const struct known_type known_types[] = {
+	/* QEMU's tracetool allows these (and the integer keywords). */
+	{ "bool", TEVENTS_BOOL },
+	{ "int8_t", TEVENTS_SIGNED }, { "uint8_t", TEVENTS_UNSIGNED },
+	{ "int16_t", TEVENTS_SIGNED }, { "uint16_t", TEVENTS_UNSIGNED },
+	{ "int32_t", TEVENTS_SIGNED }, { "uint32_t", TEVENTS_UNSIGNED },
+	{ "int64_t", TEVENTS_SIGNED }, { "uint64_t", TEVENTS_UNSIGNED },
+	{ "size_t", TEVENTS_UNSIGNED }, { "ssize_t", TEVENTS_SIGNED },
+	{ "uintptr_t", TEVENTS_UNSIGNED }, { "ptrdiff_t", TEVENTS_SIGNED },
+	/* tracegen also knows these, all declared by <stdbool.h>,
+	 * <stdint.h>, <stddef.h> or <sys/types.h> in strict C too. */
+	{ "_Bool", TEVENTS_BOOL },
+	{ "int_least8_t", TEVENTS_SIGNED },
+	{ "int_least16_t", TEVENTS_SIGNED },
+	{ "int_least32_t", TEVENTS_SIGNED },
+	{ "int_least64_t", TEVENTS_SIGNED },
+	{ "uint_least8_t", TEVENTS_UNSIGNED },
+	{ "uint_least16_t", TEVENTS_UNSIGNED },
+	{ "uint_least32_t", TEVENTS_UNSIGNED },
+	{ "uint_least64_t", TEVENTS_UNSIGNED },
+	{ "int_fast8_t", TEVENTS_SIGNED }, { "int_fast16_t", TEVENTS_SIGNED },
+	{ "int_fast32_t", TEVENTS_SIGNED }, { "int_fast64_t", TEVENTS_SIGNED },
+	{ "uint_fast8_t", TEVENTS_UNSIGNED },
+	{ "uint_fast16_t", TEVENTS_UNSIGNED },
+	{ "uint_fast32_t", TEVENTS_UNSIGNED },
+	{ "uint_fast64_t", TEVENTS_UNSIGNED },
+	{ "intmax_t", TEVENTS_SIGNED }, { "uintmax_t", TEVENTS_UNSIGNED },
+	{ "intptr_t", TEVENTS_SIGNED },
+	{ "off_t", TEVENTS_SIGNED }, { "pid_t", TEVENTS_SIGNED },
+	{ "uid_t", TEVENTS_UNSIGNED }, { "gid_t", TEVENTS_UNSIGNED },
+	{ "mode_t", TEVENTS_UNSIGNED }, { "dev_t", TEVENTS_UNSIGNED },
+	{ "ino_t", TEVENTS_UNSIGNED }, { "time_t", TEVENTS_SIGNED },
 };
 
 static int
@@ -99,6 +134,18 @@ static int
 is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
+}
+
+static int
+isxdigit_(unsigned char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static unsigned
+hexval(unsigned char c)
+{
+	return is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
 }
 
 static unsigned char
@@ -414,7 +461,7 @@ type_normalize(struct parser *p, const struct tok *toks, size_t n,
 
 	for (i = 0; i < n; i++) {
 		/* A space between words and before the first '*' of a
-		 * run; "*const" and "**" stay together. */
+		 * run; "**" stays together. */
 		need = toks[i].len + (i > 0 && !toks[i - 1].star);
 		if (len + need > TEVENTS_TYPE_MAX)
 			return perr(p, toks[0].pos, "argument type too long "
@@ -428,152 +475,223 @@ type_normalize(struct parser *p, const struct tok *toks, size_t n,
 	return 0;
 }
 
-enum base_kind {
-	BASE_INT,		/* signed/unsigned/char/short/int/long */
-	BASE_CHAR,		/* plain 'char' alone: a string if 'char *' */
-	BASE_BOOL,
-	BASE_VOID,
-	BASE_FLOAT,
-	BASE_AGGREGATE,		/* struct, union */
-	BASE_ENUM,
-	BASE_TYPEDEF,
-};
+/* The integer typedef 's[0..n)' in known_types, or NULL. */
+static const struct known_type *
+known_type(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(known_types) / sizeof(known_types[0]); i++)
+		if (word_is(s, n, known_types[i].name))
+			return &known_types[i];
+	return NULL;
+}
+
+static int
+is_int_word(const char *s, size_t n)
+{
+	return word_is(s, n, "signed") || word_is(s, n, "unsigned") ||
+	    word_is(s, n, "char") || word_is(s, n, "short") ||
+	    word_is(s, n, "int") || word_is(s, n, "long");
+}
+
+/*
+ * Edit distance (insertions, deletions, substitutions, swaps of two
+ * neighbours) between a[0..n) and b, or more than 'max' if it is more.
+ * Both are short: the caller bounds n.
+ */
+static size_t
+edit_distance(const char *a, size_t n, const char *b, size_t max)
+{
+	size_t m = strlen(b), i, j, d[SUGGEST_MAX + 2][SUGGEST_MAX + 2], c;
+
+	if (m > SUGGEST_MAX || n > SUGGEST_MAX ||
+	    (n > m ? n - m : m - n) > max)
+		return max + 1;
+	for (i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (i = 1; i <= n; i++)
+		for (j = 1; j <= m; j++) {
+			c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	return d[n][m];
+}
+
+/* The known type word closest to s[0..n), if it is close; else NULL. */
+static const char *
+suggest_type(const char *s, size_t n)
+{
+	static const char *const ints[] = {
+		"signed", "unsigned", "char", "short", "int", "long", "void",
+	};
+	const size_t nk = sizeof(known_types) / sizeof(known_types[0]);
+	const char *best = NULL, *c;
+	size_t i, d, bestd = n < 5 ? 1 : 2;
+
+	for (i = 0; i < nk + sizeof(ints) / sizeof(ints[0]); i++) {
+		c = i < nk ? known_types[i].name : ints[i - nk];
+		d = edit_distance(s, n, c, bestd);
+		/* The closest; of equals, one with the same first letter. */
+		if (d > bestd || (best != NULL && d == bestd &&
+		    (best[0] == s[0] || c[0] != s[0])))
+			continue;
+		best = c;
+		bestd = d;
+	}
+	return best;
+}
 
 /*
  * Classify the type toks[0..n) (the argument's tokens but its name) as
- * a record class, or report why it cannot be traced.  'type' is its
- * normalized text and 'name' the argument name, for messages.
+ * a record class, or report why it cannot be traced and what to write
+ * instead.  The words allowed are QEMU's tracetool's (the C integer
+ * keywords, bool, void, const and its fixed-size typedefs) and the
+ * other integer typedefs of known_types, all declared by the headers
+ * the generated trace.h includes.  'type' is the normalized text and
+ * 'name' the argument name, for messages.
  */
 static int
 type_classify(struct parser *p, const struct tok *toks, size_t n,
     const char *type, const char *name, enum tevents_class *cls)
 {
-	const char *w;
-	size_t i, nbase = 0, nstar = 0, first = n, bpos = 0, blen = 0;
-	int nconst = 0, nvolatile = 0, nsigned = 0, nunsigned = 0;
-	int nchar = 0, nshort = 0, nint = 0, nlong = 0, ndouble = 0, other = 0;
-	enum base_kind kind;
+	const struct known_type *kt = NULL;
+	const struct tok *base[TOKS_MAX], *t;
+	const char *w, *sug;
+	size_t i, nbase = 0, nstar = 0, nconst = 0;
+	unsigned nsigned = 0, nunsigned = 0, nchar = 0, nshort = 0;
+	unsigned nint = 0, nlong = 0;
 	char buf[SHOW_MAX + 4];
 
 	for (i = 0; i < n; i++) {
-		if (toks[i].star) {
-			if (first == n)
-				first = i;
+		t = &toks[i];
+		w = p->text + t->pos;
+		if (t->star) {
 			nstar++;
 			continue;
 		}
-		w = p->text + toks[i].pos;
-		if (first < n) {
-			if (!word_is(w, toks[i].len, "const") &&
-			    !word_is(w, toks[i].len, "volatile") &&
-			    !word_is(w, toks[i].len, "restrict"))
-				return perr(p, toks[i].pos, "unexpected '%s' "
-				    "after '*' in argument type",
-				    show(w, toks[i].len, buf));
+		if (nstar > 0) {
+			if (word_is(w, t->len, "const"))
+				return perr(p, t->pos, "'const' after '*' is "
+				    "not allowed (QEMU's tracetool refuses "
+				    "it): remove it, as in 'const char *%s'",
+				    name);
+			return perr(p, t->pos, "unexpected '%s' after '*' in "
+			    "argument type", show(w, t->len, buf));
+		}
+		if (word_is(w, t->len, "const")) {
+			if (++nconst > 1)
+				return perr(p, t->pos, "duplicate 'const'");
 			continue;
 		}
-		if (word_is(w, toks[i].len, "const"))
-			nconst++;
-		else if (word_is(w, toks[i].len, "volatile"))
-			nvolatile++;
-		else {
-			if (nbase++ == 0) {
-				bpos = toks[i].pos;
-				blen = toks[i].len;
-			}
-			if (word_is(w, toks[i].len, "signed"))
-				nsigned++;
-			else if (word_is(w, toks[i].len, "unsigned"))
-				nunsigned++;
-			else if (word_is(w, toks[i].len, "char"))
-				nchar++;
-			else if (word_is(w, toks[i].len, "short"))
-				nshort++;
-			else if (word_is(w, toks[i].len, "int"))
-				nint++;
-			else if (word_is(w, toks[i].len, "long"))
-				nlong++;
-			else if (word_is(w, toks[i].len, "double"))
-				ndouble++;
-			else
-				other++;
-		}
+		if (word_is(w, t->len, "volatile") ||
+		    word_is(w, t->len, "restrict"))
+			return perr(p, t->pos, "'%.*s' is not allowed in an "
+			    "argument type (QEMU's tracetool refuses it): "
+			    "remove it", (int)t->len, w);
+		base[nbase++] = t;
 	}
-	if (nconst > 1 || nvolatile > 1)
-		return perr(p, toks[0].pos, "duplicate '%s' in argument type "
-		    "'%s'", nconst > 1 ? "const" : "volatile", type);
 	if (nbase == 0)
-		return perr(p, toks[0].pos, first == 0 ? "expected a type "
+		return perr(p, toks[0].pos, toks[0].star ? "expected a type "
 		    "before '*'" : "argument '%s' has no type", name);
 
-	w = p->text + bpos;
-	if (other == 0 && ndouble == 0) {
+	/* One word: a keyword or a typedef. */
+	w = p->text + base[0]->pos;
+	if (nbase == 1 && !is_int_word(w, base[0]->len)) {
+		if (word_is(w, base[0]->len, "void")) {
+			if (nstar == 0)
+				return perr(p, toks[0].pos, "argument '%s' "
+				    "cannot have type 'void'", name);
+			*cls = TEVENTS_POINTER;
+			return 0;
+		}
+		if (word_is(w, base[0]->len, "float") ||
+		    word_is(w, base[0]->len, "double"))
+			return perr(p, toks[0].pos, "argument type '%s' is "
+			    "not supported: only integers, bool, pointers and "
+			    "strings can be traced; pass the value scaled to "
+			    "an integer", type);
+		if (word_is(w, base[0]->len, "struct") ||
+		    word_is(w, base[0]->len, "union") ||
+		    word_is(w, base[0]->len, "enum"))
+			return perr(p, base[0]->pos, "expected a tag after "
+			    "'%.*s'", (int)base[0]->len, w);
+		if ((kt = known_type(w, base[0]->len)) == NULL) {
+			if (in_list(c_keywords, w, base[0]->len) ||
+			    is_digit((unsigned char)*w))
+				return perr(p, toks[0].pos, "invalid type '%s'",
+				    type);
+			sug = suggest_type(w, base[0]->len);
+			if (sug != NULL)
+				return perr(p, base[0]->pos, "unknown type "
+				    "'%s': did you mean '%s'?",
+				    show(w, base[0]->len, buf), sug);
+			return perr(p, base[0]->pos, "unknown type '%s': an "
+			    "argument is a C integer type (int, uint64_t, "
+			    "size_t...; see trace-events(5)), bool, "
+			    "'const char *' or a pointer, declared as "
+			    "'void *'", show(w, base[0]->len, buf));
+		}
+	} else if (nbase == 2 && (word_is(w, base[0]->len, "struct") ||
+	    word_is(w, base[0]->len, "union") ||
+	    word_is(w, base[0]->len, "enum"))) {
+		t = base[1];
+		if (is_digit((unsigned char)p->text[t->pos]) ||
+		    in_list(c_keywords, p->text + t->pos, t->len))
+			return perr(p, toks[0].pos, "invalid type '%s'", type);
+		if (word_is(w, base[0]->len, "enum"))
+			return perr(p, toks[0].pos, "argument type '%s' is not "
+			    "allowed (QEMU's tracetool refuses it): pass the "
+			    "value as an integer type such as 'int'", type);
+		return perr(p, toks[0].pos, "argument type '%s' is not allowed "
+		    "(QEMU's tracetool refuses it): %s", type, nstar > 0 ?
+		    "declare the pointer as 'void *'" : "pass a pointer to it, "
+		    "declared as 'void *'");
+	} else {
+		/* Integer keywords only, in a valid combination. */
+		for (i = 0; i < nbase; i++) {
+			w = p->text + base[i]->pos;
+			if (word_is(w, base[i]->len, "double") && nbase == 2)
+				return perr(p, toks[0].pos, "argument type '%s' "
+				    "is not supported: only integers, bool, "
+				    "pointers and strings can be traced", type);
+			if (!is_int_word(w, base[i]->len))
+				return perr(p, toks[0].pos, "invalid type '%s'",
+				    type);
+			nsigned += word_is(w, base[i]->len, "signed");
+			nunsigned += word_is(w, base[i]->len, "unsigned");
+			nchar += word_is(w, base[i]->len, "char");
+			nshort += word_is(w, base[i]->len, "short");
+			nint += word_is(w, base[i]->len, "int");
+			nlong += word_is(w, base[i]->len, "long");
+		}
 		if (nsigned + nunsigned > 1 || nchar > 1 || nshort > 1 ||
 		    nint > 1 || nlong > 2 ||
 		    (nchar && (nshort || nint || nlong)) || (nshort && nlong))
 			return perr(p, toks[0].pos, "invalid type '%s'", type);
-		kind = nchar && !nsigned && !nunsigned ? BASE_CHAR : BASE_INT;
-	} else if (nbase == 2 && ndouble && nlong == 1)
-		kind = BASE_FLOAT;
-	else if (nbase == 1 && ndouble)
-		kind = BASE_FLOAT;
-	else if (nbase == 1 && word_is(w, blen, "float"))
-		kind = BASE_FLOAT;
-	else if (nbase == 1 && word_is(w, blen, "void"))
-		kind = BASE_VOID;
-	else if (nbase == 1 && (word_is(w, blen, "bool") ||
-	    word_is(w, blen, "_Bool")))
-		kind = BASE_BOOL;
-	else if (nbase == 2 && other == 2 && (word_is(w, blen, "struct") ||
-	    word_is(w, blen, "union") || word_is(w, blen, "enum"))) {
-		/* The tag: the base's second word. */
-		for (i = 0; toks[i].pos <= bpos; i++)
-			;
-		while (word_is(p->text + toks[i].pos, toks[i].len, "const") ||
-		    word_is(p->text + toks[i].pos, toks[i].len, "volatile"))
-			i++;
-		if (is_digit((unsigned char)p->text[toks[i].pos]) ||
-		    in_list(c_keywords, p->text + toks[i].pos, toks[i].len))
-			return perr(p, toks[0].pos, "invalid type '%s'", type);
-		kind = word_is(w, blen, "enum") ? BASE_ENUM : BASE_AGGREGATE;
-	} else if (nbase == 1 && other == 1 && !is_digit((unsigned char)*w) &&
-	    !in_list(c_keywords, w, blen))
-		kind = BASE_TYPEDEF;
-	else
-		return perr(p, toks[0].pos, "invalid type '%s'", type);
+	}
 
 	if (nstar > 0) {
-		*cls = nstar == 1 && kind == BASE_CHAR && !nvolatile ?
+		/* 'char *' and 'const char *' are strings; 'signed char *',
+		 * 'unsigned char *' and 'char **' are pointers. */
+		*cls = nstar == 1 && kt == NULL && nchar == 1 && nbase == 1 ?
 		    TEVENTS_STRING : TEVENTS_POINTER;
 		return 0;
 	}
-	switch (kind) {
-	case BASE_INT:
+	if (kt != NULL)
+		*cls = kt->cls;
+	else
 		*cls = nunsigned ? TEVENTS_UNSIGNED : TEVENTS_SIGNED;
-		return 0;
-	case BASE_CHAR:
-	case BASE_ENUM:
-		*cls = TEVENTS_SIGNED;
-		return 0;
-	case BASE_BOOL:
-		*cls = TEVENTS_BOOL;
-		return 0;
-	case BASE_TYPEDEF:
-		*cls = in_list(signed_typedefs, w, blen) ? TEVENTS_SIGNED :
-		    TEVENTS_UNSIGNED;
-		return 0;
-	case BASE_VOID:
-		return perr(p, toks[0].pos, "argument '%s' cannot have type "
-		    "'void'", name);
-	case BASE_FLOAT:
-		return perr(p, toks[0].pos, "argument type '%s' is not "
-		    "supported: only integers, bool, pointers and strings "
-		    "can be traced", type);
-	case BASE_AGGREGATE:
-		return perr(p, toks[0].pos, "argument type '%s' is not a "
-		    "scalar; pass a pointer", type);
-	}
-	return perr(p, toks[0].pos, "invalid type '%s'", type);
+	return 0;
 }
 
 /* Does toks[0] alone look like a type (so 'f(int)' lacks a name)? */
@@ -582,8 +700,7 @@ looks_like_type(const struct parser *p, const struct tok *t)
 {
 	const char *w = p->text + t->pos;
 
-	return in_list(c_keywords, w, t->len) ||
-	    in_list(signed_typedefs, w, t->len) ||
+	return in_list(c_keywords, w, t->len) || known_type(w, t->len) ||
 	    (t->len > 2 && word_is(w + t->len - 2, 2, "_t"));
 }
 
@@ -622,16 +739,14 @@ parse_arg(struct parser *p, const struct tok *toks, size_t n,
 		return perr(p, nt->pos, "argument name too long (%zu bytes, "
 		    "max %d)", nt->len, TEVENTS_NAME_MAX);
 	if (in_list(c_keywords, name, nt->len))
-		return perr(p, nt->pos, "argument name '%.*s' is a C keyword",
-		    (int)nt->len, name);
-	if ((nt->len >= 7 && strncmp(name, "traced_", 7) == 0) ||
-	    in_list(gen_reserved, name, nt->len))
-		return perr(p, nt->pos, "argument name '%.*s' is reserved for "
-		    "the generated code", (int)nt->len, name);
+		return perr(p, nt->pos, "argument name '%.*s' is a C keyword: "
+		    "rename the argument", (int)nt->len, name);
 	for (i = 0; i < ev->nargs; i++)
 		if (word_is(name, nt->len, ev->args[i].name))
 			return perr(p, nt->pos, "duplicate argument name "
-			    "'%.*s'", (int)nt->len, name);
+			    "'%.*s'%s", (int)nt->len, name, i == 0 &&
+			    ev->vcpu ? " (the vcpu property adds an argument "
+			    "of that name): rename it" : "");
 	if (type_normalize(p, toks, n - 1, type) < 0)
 		return -1;
 	if (type_classify(p, toks, n - 1, type,
@@ -649,31 +764,36 @@ parse_arg(struct parser *p, const struct tok *toks, size_t n,
 	return 0;
 }
 
-/* Worst-case bytes of a record of 'ev', all its strings at full length. */
-static uint64_t
-worst_record_size(const struct tevents_event *ev)
+/* The implicit first argument of a 'vcpu' event. */
+static int
+add_vcpu_arg(struct parser *p, struct tevents_event *ev)
 {
-	uint64_t size = TRACED_REC_HDR_SIZE;
-	unsigned i;
+	struct tevents_arg *a = &ev->args[0];
 
-	for (i = 0; i < ev->nargs; i++) {
-		if (ev->args[i].cls == TEVENTS_STRING)
-			size += TRACED_STR_MAX + 1;
-		else
-			size = traced_align8((uint32_t)size) + 8;
+	a->cls = TEVENTS_POINTER;
+	a->type = strdup("void *");
+	a->name = strdup(TEVENTS_VCPU_ARG);
+	if (a->type == NULL || a->name == NULL) {
+		free(a->type);
+		free(a->name);
+		a->type = a->name = NULL;
+		return perr(p, p->pos, "out of memory");
 	}
-	return traced_align8((uint32_t)size);
+	ev->nargs = 1;
+	return 0;
 }
 
 /* The argument list, from after '(' to after ')'. */
 static int
-parse_args(struct parser *p, struct tevents_event *ev, size_t namepos)
+parse_args(struct parser *p, struct tevents_event *ev, size_t open)
 {
 	struct tok toks[TOKS_MAX];
 	size_t ntok, argpos;
 	char c, buf[16];
 	int comma = 0;
 
+	if (ev->vcpu && add_vcpu_arg(p, ev) < 0)
+		return -1;
 	for (;;) {
 		ntok = 0;
 		skip_ws(p);
@@ -705,25 +825,27 @@ parse_args(struct parser *p, struct tevents_event *ev, size_t namepos)
 			ntok++;
 		}
 		if (ntok == 0) {
-			if (c == ')' && ev->nargs == 0 && !comma) {
-				p->pos++;
-				break;
-			}
+			if (c == ')' && ev->nargs == ev->vcpu && !comma)
+				return perr(p, open, "empty argument list: "
+				    "write '%s(void)' for an event without "
+				    "arguments (QEMU's tracetool refuses '()')",
+				    ev->name);
 			return perr(p, p->pos, "expected an argument before "
 			    "'%c'", c);
 		}
 		if (ntok == 1 && !toks[0].star &&
 		    word_is(p->text + toks[0].pos, toks[0].len, "void")) {
-			if (c == ')' && ev->nargs == 0 && !comma) {
+			if (c == ')' && ev->nargs == ev->vcpu && !comma) {
 				p->pos++;
 				break;
 			}
 			return perr(p, toks[0].pos, "'void' must be the only "
 			    "parameter");
 		}
-		if (ev->nargs == TEVENTS_ARGS_MAX)
-			return perr(p, argpos, "too many arguments (max %d)",
-			    TEVENTS_ARGS_MAX);
+		if (ev->nargs - ev->vcpu == TEVENTS_DECL_ARGS_MAX)
+			return perr(p, argpos, "too many arguments (max %d, "
+			    "as in QEMU's tracetool): split the event in two",
+			    TEVENTS_DECL_ARGS_MAX);
 		if (parse_arg(p, toks, ntok, ev) < 0)
 			return -1;
 		ev->nargs++;
@@ -732,11 +854,6 @@ parse_args(struct parser *p, struct tevents_event *ev, size_t namepos)
 			break;
 		comma = 1;
 	}
-	if (worst_record_size(ev) > TRACED_REC_MAX)
-		return perr(p, namepos, "event '%s' may need %llu bytes per "
-		    "record, more than the %u a record can hold; use fewer "
-		    "string arguments", ev->name,
-		    (unsigned long long)worst_record_size(ev), TRACED_REC_MAX);
 	return 0;
 }
 
@@ -775,47 +892,216 @@ scan_literal(struct parser *p)
 }
 
 /*
- * The format after ')': string literals and macro names (PRIx64), kept
- * as written with one space between tokens.
+ * Is s[0..n) one of <inttypes.h>'s printf macros, PRI + d, i, o, u, x
+ * or X + 8, 16, 32, 64, LEAST8..64, FAST8..64, MAX or PTR?
  */
 static int
-parse_format(struct parser *p, struct tevents_event *ev)
+is_pri_macro(const char *s, size_t n)
 {
-	char fmt[TEVENTS_FMT_MAX + 1], buf[16];
-	size_t len = 0, start, n;
+	static const char *const sizes[] = {
+		"8", "16", "32", "64", "LEAST8", "LEAST16", "LEAST32",
+		"LEAST64", "FAST8", "FAST16", "FAST32", "FAST64", "MAX", "PTR",
+		NULL
+	};
+
+	if (n < 5 || strncmp(s, "PRI", 3) != 0 ||
+	    strchr("diouxX", s[3]) == NULL)
+		return 0;
+	return in_list(sizes, s + 4, n - 4);
+}
+
+/* printf's conversion scanner, fed one character (or macro) at a time. */
+struct conv {
+	int		 state;		/* 0 text, 1 after '%', 2 in a spec */
+	size_t		 pct;		/* offset of the spec's '%' */
+};
+
+/* Feed character c from text offset 'at'; -1 if it completes a %m. */
+static int
+conv_feed(struct conv *cv, unsigned char c, size_t at)
+{
+	switch (cv->state) {
+	case 0:
+		if (c == '%') {
+			cv->state = 1;
+			cv->pct = at;
+		}
+		return 0;
+	case 1:
+		if (c == '%') {
+			cv->state = 0;
+			return 0;
+		}
+		cv->state = 2;
+		/* FALLTHROUGH */
+	default:
+		if (strchr("-+ #0'123456789.*hlLqjzZtI", c) != NULL && c != 0)
+			return 0;
+		cv->state = 0;
+		return c == 'm' ? -1 : 0;
+	}
+}
+
+/*
+ * Check the format tokens in text[start..end): no %m conversion (it
+ * prints errno as it is when printed, not when traced) and, for the
+ * format that is printed ('last'), no newline at its end.
+ */
+static int
+check_format(struct parser *p, size_t start, size_t end, int last)
+{
+	const unsigned char *t = (const unsigned char *)p->text;
+	struct conv cv = { 0, 0 };
+	size_t i, at, nl_at = SIZE_MAX;
+	unsigned v, k;
+	int lit_last = 0;
+
+	for (i = start; i < end; ) {
+		if (t[i] == ' ' || t[i] == '\t') {
+			i++;
+			continue;
+		}
+		if (t[i] != '"') {
+			/* A PRI macro: length and conversion in one. */
+			while (i < end && is_word(t[i]))
+				i++;
+			if (cv.state != 0)
+				cv.state = 0;
+			lit_last = 0;
+			continue;
+		}
+		nl_at = SIZE_MAX;
+		for (i++; t[i] != '"'; ) {
+			at = i;
+			v = t[i++];
+			if (v == '\\') {
+				v = t[i++];
+				if (v >= '0' && v <= '7') {
+					v -= '0';
+					for (k = 0; k < 2 && t[i] >= '0' &&
+					    t[i] <= '7'; k++)
+						v = v * 8 + (t[i++] - '0');
+				} else if (v == 'x') {
+					for (v = 0; isxdigit_(t[i]); i++)
+						v = (v * 16 + hexval(t[i])) &
+						    0xff;
+				} else if (v == 'n')
+					v = '\n';
+			}
+			nl_at = v == '\n' ? at : SIZE_MAX;
+			if (conv_feed(&cv, (unsigned char)v, at) < 0)
+				return perr(p, cv.pct, "format uses '%%m', "
+				    "which prints errno when the event is "
+				    "printed, not when it happened (QEMU's "
+				    "tracetool refuses it): pass the error as "
+				    "an argument");
+		}
+		i++;
+		lit_last = 1;
+	}
+	if (last && lit_last && nl_at != SIZE_MAX)
+		return perr(p, nl_at, "format ends with a newline (QEMU's "
+		    "tracetool refuses it): remove the '\\n', every event "
+		    "is printed on a line of its own");
+	return 0;
+}
+
+/*
+ * One format at p->pos, which is a '"': string literals and PRI macros,
+ * up to a ',' or the end of the line.  Its tokens are stored in
+ * fmt[0..*len) with one space between them.
+ */
+static int
+parse_one_format(struct parser *p, char fmt[TEVENTS_FMT_MAX + 1],
+    size_t *len)
+{
+	char buf[SHOW_MAX + 4], dbuf[16];
+	size_t start, n;
 	int ntok = 0;
 
+	*len = 0;
 	for (;;) {
 		skip_ws(p);
-		if (p->pos >= p->eol)
+		if (p->pos >= p->eol || p->text[p->pos] == ',')
 			break;
 		start = p->pos;
 		if (p->text[p->pos] == '"') {
 			if (scan_literal(p) < 0)
 				return -1;
-		} else if (ntok == 0)
-			return perr(p, p->pos, "expected a format string after "
-			    "')', found %s", describe(p, p->pos, buf));
-		else if (is_word((unsigned char)p->text[p->pos])) {
+		} else if (is_word((unsigned char)p->text[p->pos])) {
 			if (is_digit((unsigned char)p->text[p->pos]))
 				return perr(p, p->pos, "unexpected number in "
 				    "format");
-			scan_word(p);
+			n = scan_word(p);
+			if (!is_pri_macro(p->text + start, n))
+				return perr(p, start, "unknown macro '%s' in "
+				    "format: only the PRI* macros of "
+				    "<inttypes.h> (PRIx64...) may join the "
+				    "string literals; write the conversion in "
+				    "a literal", show(p->text + start, n, buf));
 		} else
 			return perr(p, p->pos, "unexpected %s in format; "
 			    "expected a string literal or a macro such as "
-			    "PRIx64", describe(p, p->pos, buf));
+			    "PRIx64", describe(p, p->pos, dbuf));
 		n = p->pos - start;
-		if (len + (ntok > 0) + n > TEVENTS_FMT_MAX)
+		if (*len + (ntok > 0) + n > TEVENTS_FMT_MAX)
 			return perr(p, start, "format too long (max %d bytes)",
 			    TEVENTS_FMT_MAX);
 		if (ntok++ > 0)
-			fmt[len++] = ' ';
-		memcpy(fmt + len, p->text + start, n);
-		len += n;
+			fmt[(*len)++] = ' ';
+		memcpy(fmt + *len, p->text + start, n);
+		*len += n;
 	}
-	if (ntok == 0)
-		return perr(p, p->pos, "expected a format string after ')'");
+	fmt[*len] = '\0';
+	return 0;
+}
+
+/*
+ * The format after ')': nothing, one format, or two separated by a
+ * comma (QEMU's "fmt_trans", "fmt"; the second is the one printed).
+ */
+static int
+parse_format(struct parser *p, struct tevents_event *ev)
+{
+	char fmt[TEVENTS_FMT_MAX + 1], buf[16];
+	size_t len, start, second = 0, end1 = 0;
+
+	skip_ws(p);
+	if (p->pos >= p->eol) {
+		if ((ev->fmt = strdup("")) == NULL)
+			return perr(p, p->pos, "out of memory");
+		return 0;
+	}
+	if (p->text[p->pos] != '"')
+		return perr(p, p->pos, "expected a format string after ')', "
+		    "found %s; quote the format or remove what follows ')'",
+		    describe(p, p->pos, buf));
+	start = p->pos;
+	if (parse_one_format(p, fmt, &len) < 0)
+		return -1;
+	if (p->pos < p->eol) {
+		/* A ',': this was the translation-time format. */
+		end1 = p->pos;
+		if ((ev->fmt_trans = dup_n(fmt, len)) == NULL)
+			return perr(p, p->pos, "out of memory");
+		p->pos++;
+		skip_ws(p);
+		if (p->pos >= p->eol || p->text[p->pos] != '"')
+			return perr(p, p->pos, "expected a second format "
+			    "string after ',', found %s",
+			    describe(p, p->pos, buf));
+		second = p->pos;
+		if (parse_one_format(p, fmt, &len) < 0)
+			return -1;
+		if (p->pos < p->eol)
+			return perr(p, p->pos, "more than two formats: an "
+			    "event has a format, or a translation-time and an "
+			    "execution-time one separated by a comma");
+		if (check_format(p, start, end1, 0) < 0 ||
+		    check_format(p, second, p->eol, 1) < 0)
+			return -1;
+	} else if (check_format(p, start, p->eol, 1) < 0)
+		return -1;
 	if ((ev->fmt = dup_n(fmt, len)) == NULL)
 		return perr(p, p->pos, "out of memory");
 	return 0;
@@ -834,6 +1120,7 @@ event_clear(struct tevents_event *ev)
 	}
 	free(ev->name);
 	free(ev->fmt);
+	free(ev->fmt_trans);
 	memset(ev, 0, sizeof(*ev));
 }
 
@@ -853,9 +1140,13 @@ parse_event(struct parser *p, struct tevents_event *ev)
 		wpos = p->pos;
 		wlen = scan_word(p);
 		w = p->text + wpos;
-		skip_ws(p);
 		if (p->pos < p->eol && p->text[p->pos] == '(')
 			break;
+		skip_ws(p);
+		if (p->pos < p->eol && p->text[p->pos] == '(')
+			return perr(p, wpos + wlen, "space between the event "
+			    "name and '(' (QEMU's tracetool refuses it): "
+			    "write '%s('", show(w, wlen, buf));
 		if (p->pos >= p->eol ||
 		    !is_word((unsigned char)p->text[p->pos]))
 			return perr(p, p->pos, "expected '(' after event name "
@@ -864,11 +1155,11 @@ parse_event(struct parser *p, struct tevents_event *ev)
 		/* A word followed by a word: a property. */
 		if (word_is(w, wlen, "disable"))
 			ev->disabled = 1;
-		else if (word_is(w, wlen, "tcg") || word_is(w, wlen, "vcpu"))
-			return perr(p, wpos, "property '%.*s' is not supported",
-			    (int)wlen, w);
+		else if (word_is(w, wlen, "vcpu"))
+			ev->vcpu = 1;
 		else
-			return perr(p, wpos, "unknown property '%s'",
+			return perr(p, wpos, "unknown property '%s': the "
+			    "properties are 'disable' and 'vcpu'",
 			    show(w, wlen, buf));
 	}
 	if (is_digit((unsigned char)w[0]))
@@ -882,7 +1173,7 @@ parse_event(struct parser *p, struct tevents_event *ev)
 		return perr(p, wpos, "out of memory");
 	ev->line = p->line;
 	p->pos++;
-	if (parse_args(p, ev, wpos) < 0 || parse_format(p, ev) < 0)
+	if (parse_args(p, ev, wpos + wlen) < 0 || parse_format(p, ev) < 0)
 		return -1;
 	return 0;
 }
@@ -917,7 +1208,7 @@ tevents_parse(const char *text, size_t len, const char *filename,
 	struct parser p;
 	struct tevents_event ev;
 	const char *nl, *nul;
-	size_t next;
+	size_t next, lastbol = 0;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -937,6 +1228,7 @@ tevents_parse(const char *text, size_t len, const char *filename,
 			rc = perr(&p, p.bol, "too many lines");
 			break;
 		}
+		lastbol = p.bol;
 		nl = memchr(text + p.bol, '\n', p.len - p.bol);
 		p.eol = nl != NULL ? (size_t)(nl - text) : p.len;
 		next = nl != NULL ? p.eol + 1 : p.len;
@@ -967,6 +1259,13 @@ tevents_parse(const char *text, size_t len, const char *filename,
 	 */
 	if (check_names(&p) < 0)
 		rc = -1;
+	else if (rc == 0 && p.len > 0 && text[p.len - 1] != '\n') {
+		/* The loop ended on the last line, unterminated. */
+		p.line--;
+		p.bol = lastbol;
+		rc = perr(&p, p.len, "no newline at the end of the file "
+		    "(QEMU's tracetool refuses it): add one");
+	}
 	event_clear(&ev);
 	free(p.cols);
 	if (rc < 0)
@@ -1017,21 +1316,31 @@ tevents_format(const struct tevents_event *ev, char *buf, size_t size)
 
 	if (ev->disabled)
 		sbuf_put(&b, "disable ");
+	if (ev->vcpu)
+		sbuf_put(&b, "vcpu ");
 	sbuf_put(&b, ev->name);
 	sbuf_put(&b, "(");
-	if (ev->nargs == 0)
+	if (ev->nargs == ev->vcpu)
 		sbuf_put(&b, "void");
-	for (i = 0; i < ev->nargs; i++) {
+	for (i = ev->vcpu; i < ev->nargs; i++) {
 		t = ev->args[i].type;
-		if (i > 0)
+		if (i > ev->vcpu)
 			sbuf_put(&b, ", ");
 		sbuf_put(&b, t);
 		if (t[0] == '\0' || t[strlen(t) - 1] != '*')
 			sbuf_put(&b, " ");
 		sbuf_put(&b, ev->args[i].name);
 	}
-	sbuf_put(&b, ") ");
-	sbuf_put(&b, ev->fmt);
+	sbuf_put(&b, ")");
+	if (ev->fmt_trans != NULL) {
+		sbuf_put(&b, " ");
+		sbuf_put(&b, ev->fmt_trans);
+		sbuf_put(&b, ",");
+	}
+	if (ev->fmt[0] != '\0') {
+		sbuf_put(&b, " ");
+		sbuf_put(&b, ev->fmt);
+	}
 	sbuf_put(&b, "\n");
 	if (b.size > 0)
 		b.buf[b.len < b.size ? b.len : b.size - 1] = '\0';

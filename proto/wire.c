@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "functab.h"
 #include "ring.h"
 #include "wire.h"
 
@@ -25,9 +26,18 @@ static const struct wire_type_info wire_types[TRACED_MSG_TYPE_MAX] = {
 	[TRACED_MSG_PROVIDER] = { sizeof(struct traced_msg_provider), 2, 0 },
 	[TRACED_MSG_RING] = { sizeof(struct traced_msg_ring), 1, 0 },
 	[TRACED_MSG_NOTIFY] = { sizeof(struct traced_msg_notify), 0, 0 },
+	[TRACED_MSG_RULES] = { sizeof(struct traced_msg_rules), 1, 0 },
+	[TRACED_MSG_MODULE] = { sizeof(struct traced_msg_module), 0, 1 },
+	[TRACED_MSG_FUNCS] = { sizeof(struct traced_msg_funcs), 2, 0 },
+	[TRACED_MSG_TRACER] = { sizeof(struct traced_msg_tracer), 0, 0 },
+	[TRACED_MSG_FUNC_STATS] = {
+		sizeof(struct traced_msg_func_stats), 0, 0 },
 	[TRACED_MSG_WELCOME] = { sizeof(struct traced_msg_welcome), 0, 0 },
 	[TRACED_MSG_PROVIDER_ACK] = {
 		sizeof(struct traced_msg_provider_ack), 0, 0 },
+	[TRACED_MSG_RULES_ACK] = { sizeof(struct traced_msg_rules_ack), 0, 0 },
+	[TRACED_MSG_FUNC_APPLY] = {
+		sizeof(struct traced_msg_func_apply), 0, 0 },
 	[TRACED_MSG_CTL_REQUEST] = {
 		sizeof(struct traced_msg_ctl_request), 0, 1 },
 	[TRACED_MSG_CTL_LINE] = { sizeof(struct traced_msg_hdr), 0, 1 },
@@ -82,8 +92,14 @@ wire_pad_zero(const struct wire_msg *m)
 		return m->u.ring->pad == 0;
 	case TRACED_MSG_NOTIFY:
 		return m->u.notify->pad == 0;
+	case TRACED_MSG_RULES:
+		return m->u.rules->pad == 0;
 	case TRACED_MSG_WELCOME:
 		return m->u.welcome->pad == 0;
+	case TRACED_MSG_MODULE:
+		return m->u.module->pad == 0;
+	case TRACED_MSG_FUNC_APPLY:
+		return m->u.func_apply->pad == 0;
 	case TRACED_MSG_CTL_REQUEST:
 		return m->u.ctl_request->pad == 0;
 	default:
@@ -123,8 +139,8 @@ wire_check_body(struct wire_msg *m, const char **why)
 		break;
 	}
 	case TRACED_MSG_RING:
-		if (m->u.ring->order < TRACED_RING_ORDER_MIN ||
-		    m->u.ring->order > TRACED_RING_ORDER_MAX)
+		if (m->u.ring->max_order < TRACED_RING_ORDER_MIN ||
+		    m->u.ring->max_order > TRACED_RING_ORDER_MAX)
 			return wire_fail(why, "ring size out of range",
 			    -EBADMSG);
 		if (m->u.ring->tid == 0)
@@ -143,10 +159,79 @@ wire_check_body(struct wire_msg *m, const char **why)
 			return wire_fail(why, "ring size out of range",
 			    -EBADMSG);
 		break;
+	case TRACED_MSG_MODULE: {
+		const struct traced_msg_module *mo = m->u.module;
+
+		if (mo->flags & ~TRACED_MODULE_FUNCS)
+			return wire_fail(why, "unknown flags", -EBADMSG);
+		if (mo->index >= TRACED_MODULES_MAX)
+			return wire_fail(why, "module number out of range",
+			    -EBADMSG);
+		if (mo->build_id_len > TRACED_BUILD_ID_MAX)
+			return wire_fail(why, "build id too long", -EBADMSG);
+		if (mo->start > mo->end)
+			return wire_fail(why, "module range reversed",
+			    -EBADMSG);
+		if (m->payload_len == 0 || m->payload_len > TRACED_PATH_MAX ||
+		    !wire_str_ok(m->payload, m->payload_len, 0) ||
+		    m->payload[m->payload_len - 1] != '\0')
+			return wire_fail(why, "bad module path", -EBADMSG);
+		break;
+	}
+	case TRACED_MSG_FUNCS: {
+		const struct traced_msg_funcs *f = m->u.funcs;
+
+		if (f->module >= TRACED_MODULES_MAX)
+			return wire_fail(why, "module number out of range",
+			    -EBADMSG);
+		if (f->nfuncs == 0 || f->nfuncs > TRACED_FUNCS_MAX)
+			return wire_fail(why, "function count out of range",
+			    -EBADMSG);
+		if (f->desc_size == 0 || f->desc_size > TRACED_DESC_MAX)
+			return wire_fail(why, "bad description size",
+			    -EBADMSG);
+		if (f->stats_off < f->nfuncs || f->stats_off % 4096 != 0 ||
+		    f->state_size != (uint64_t)f->stats_off +
+		    (uint64_t)f->nfuncs * TRACED_FUNC_STAT_SIZE)
+			return wire_fail(why, "bad state layout", -EBADMSG);
+		break;
+	}
+	case TRACED_MSG_TRACER: {
+		const struct traced_msg_tracer *t = m->u.tracer;
+		const char *p;
+
+		if (t->index >= TRACED_TRACERS_MAX)
+			return wire_fail(why, "tracer slot out of range",
+			    -EBADMSG);
+		if (t->flags & ~(TRACED_TRACER_ON | TRACED_TRACER_BUILTIN |
+		    TRACED_TRACER_GONE))
+			return wire_fail(why, "unknown flags", -EBADMSG);
+		if (!wire_str_ok(t->name, sizeof(t->name), 0))
+			return wire_fail(why, "bad tracer name", -EBADMSG);
+		for (p = t->name; *p != '\0'; p++)
+			if (!((*p >= 'a' && *p <= 'z') ||
+			    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+				return wire_fail(why, "bad tracer name",
+				    -EBADMSG);
+		break;
+	}
 	case TRACED_MSG_PROVIDER_ACK:
 		/* 0, or a negative errno (so -status is one). */
 		if (m->u.provider_ack->status > 0 ||
 		    m->u.provider_ack->status < -4095)
+			return wire_fail(why, "bad status", -EBADMSG);
+		break;
+	case TRACED_MSG_RULES:
+		if (m->u.rules->gen == 0)
+			return wire_fail(why, "rules generation 0", -EBADMSG);
+		if (m->u.rules->nrules > TRACED_RULES_MAX)
+			return wire_fail(why, "too many rules", -EBADMSG);
+		if (m->u.rules->size > TRACED_RULES_SIZE_MAX)
+			return wire_fail(why, "rules too large", -EBADMSG);
+		break;
+	case TRACED_MSG_RULES_ACK:
+		if (m->u.rules_ack->status > 0 ||
+		    m->u.rules_ack->status < -4095)
 			return wire_fail(why, "bad status", -EBADMSG);
 		break;
 	case TRACED_MSG_CTL_REQUEST: {
@@ -216,6 +301,81 @@ wire_decode(const void *buf, size_t len, int nfds, struct wire_msg *m,
 	m->payload = (const char *)buf + ti->size;
 	m->payload_len = len - ti->size;
 	return wire_check_body(m, why);
+}
+
+static uint32_t
+wire_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+int
+wire_rules_parse(const void *buf, size_t size, uint32_t nrules,
+    int (*rule_cb)(void *, unsigned, const char *),
+    int (*table_cb)(void *, const struct wire_rules_table *),
+    void *arg, const char **why)
+{
+	const uint8_t *b = buf, *nul;
+	struct wire_rules_table t;
+	size_t off = 0, len, i, ntables = 0, j;
+	uint32_t r;
+
+	if (nrules > TRACED_RULES_MAX || size > TRACED_RULES_SIZE_MAX)
+		return wire_fail(why, "rules too large", -1);
+	for (r = 0; r < nrules; r++) {
+		if (off + 2 > size)
+			return wire_fail(why, "fewer rules than announced", -1);
+		if (b[off] & ~(TRACED_RULE_ON | TRACED_RULE_ENV))
+			return wire_fail(why, "unknown rule flags", -1);
+		nul = memchr(b + off + 1, '\0', size - off - 1);
+		if (nul == NULL)
+			return wire_fail(why, "rule pattern not terminated",
+			    -1);
+		len = (size_t)(nul - (b + off + 1));
+		if (len == 0 || len > TRACED_RULE_PATTERN_MAX)
+			return wire_fail(why, "bad rule pattern length", -1);
+		for (i = 0; i < len; i++)
+			if (b[off + 1 + i] < 0x20 || b[off + 1 + i] > 0x7e)
+				return wire_fail(why, "rule pattern not "
+				    "printable ASCII", -1);
+		if (rule_cb != NULL &&
+		    rule_cb(arg, b[off], (const char *)b + off + 1) == -1)
+			return wire_fail(why, "rule refused", -1);
+		off += len + 2;
+	}
+	for (; off % 4 != 0; off++)
+		if (off >= size || b[off] != 0)
+			return wire_fail(why, "bad padding after the rules",
+			    -1);
+	while (off < size) {
+		if (size - off < 8)
+			return wire_fail(why, "truncated table", -1);
+		t.index = wire_le32(b + off);
+		t.nevents = wire_le32(b + off + 4);
+		if (t.nevents == 0 || t.nevents > TRACED_PROVIDER_EVENTS_MAX)
+			return wire_fail(why, "bad table size", -1);
+		off += 8;
+		if ((size - off) / 2 < t.nevents)
+			return wire_fail(why, "truncated table", -1);
+		t.dec = b + off;
+		for (j = 0; j < t.nevents; j++)
+			if (wire_rules_dec(&t, (uint32_t)j) > nrules)
+				return wire_fail(why, "table names an unknown "
+				    "rule", -1);
+		off += 2 * (size_t)t.nevents;
+		for (; off % 4 != 0; off++)
+			if (off >= size || b[off] != 0)
+				return wire_fail(why, "bad padding after a "
+				    "table", -1);
+		/* Tables come in increasing provider order. */
+		if (ntables++ > 0 && t.index <= r)
+			return wire_fail(why, "tables out of order", -1);
+		r = t.index;
+		if (table_cb != NULL && table_cb(arg, &t) == -1)
+			return wire_fail(why, "table refused", -1);
+	}
+	return 0;
 }
 
 int

@@ -4,7 +4,8 @@
  *
  * libFuzzer target: the control command parser, as the daemon runs it
  * on a request from control.sock: decode the message, look the command
- * up (exact name, unique prefix), check its arity, validate a pattern
+ * up (exact name, unique prefix), check its arity and fixed words
+ * (command_check_words()), validate a pattern
  * and an on/off word, and match the pattern against event names with
  * fnmatch() as daemon/state.c does (a pattern must not be able to make
  * the loop thread spin).  Input: the words of a command line, separated
@@ -58,6 +59,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(strncmp(err, "usage: ", 7) == 0);
 		goto out;
 	}
+	/* The fixed words: either fine or a reason, for any argument. */
+	if (command_check_words(cmd, argc - consumed,
+	    (char *const *)m.argv + consumed, err, sizeof(err)) != 0)
+		assert(err[0] != '\0');
 	for (i = consumed; i < argc; i++) {
 		(void)command_parse_onoff(m.argv[i]);
 		if (command_pattern_valid(m.argv[i], err, sizeof(err)) != 0)

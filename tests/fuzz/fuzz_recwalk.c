@@ -26,7 +26,12 @@ int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define NEV	7
 
 static struct tevents_event evs[NEV];
-static const struct tevents_event *table[NEV];
+/* Ids 16-19 and, after a gap, 20-22 (as if a provider was unloaded
+ * between): class numbers 0-6. */
+static struct recwalk_range ranges[2] = {
+	{ .first = 0, .n = 4, .cls = 0, .ev = evs },
+	{ .first = 4, .n = NEV - 4, .cls = 4, .ev = evs + 4 },
+};
 
 static void
 setup(void)
@@ -38,17 +43,18 @@ setup(void)
 		"us",		/* 19: string last */
 		"su",		/* 20: string first */
 		"ssu",		/* 21: strings in a row */
-		"uuuuuuuuuuuuuuuusuuuuuuuuuuuuuus", /* 22: 32 fields */
+		"uuuuusuuuus",	/* 22: the most fields, TEVENTS_ARGS_MAX */
 	};
 	int i;
 
+	_Static_assert(sizeof("uuuuusuuuus") - 1 == TEVENTS_ARGS_MAX,
+	    "event 22 has the most fields an event may have");
 	for (i = 0; i < NEV; i++) {
 		const char *p;
 
 		for (p = shapes[i]; *p != '\0'; p++)
 			evs[i].args[evs[i].nargs++].cls = *p == 's' ?
 			    TEVENTS_STRING : TEVENTS_UNSIGNED;
-		table[i] = &evs[i];
 	}
 }
 
@@ -79,6 +85,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int ready;
 	struct recwalk one, two;
 	uint64_t counts1[NEV], counts2[NEV];
+	uint32_t touched1[NEV], touched2[NEV];
 	uint8_t *buf;
 	size_t len, cut, kept2;
 	long kept1;
@@ -99,12 +106,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&one, 0, sizeof(one));
 	memset(counts1, 0, sizeof(counts1));
-	one.ev = table;
-	one.nids = NEV;
+	one.ranges = ranges;
+	one.nranges = 2;
 	one.counts = counts1;
+	one.touched = touched1;
+	/* Times from the far future are refused, as by the writeout. */
+	one.max_ts = UINT64_C(1) << 62;
 	two = one;
 	memset(counts2, 0, sizeof(counts2));
 	two.counts = counts2;
+	two.touched = touched2;
 
 	kept1 = recwalk(&one, buf, len);
 	if (kept1 >= 0) {
@@ -123,6 +134,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(two.discarded == one.discarded);
 		assert(two.lost_records == one.lost_records);
 		assert(memcmp(counts1, counts2, sizeof(counts1)) == 0);
+		assert(one.ntouched <= NEV && two.ntouched == one.ntouched);
 		assert(two.last_ts == one.last_ts);
 	} else {
 		assert(failed2 && kept2 == one.invalid_off);

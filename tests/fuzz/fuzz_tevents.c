@@ -25,7 +25,10 @@ same_event(const struct tevents_event *a, const struct tevents_event *b)
 
 	assert(strcmp(a->name, b->name) == 0);
 	assert(strcmp(a->fmt, b->fmt) == 0);
+	assert((a->fmt_trans == NULL) == (b->fmt_trans == NULL));
+	assert(a->fmt_trans == NULL || strcmp(a->fmt_trans, b->fmt_trans) == 0);
 	assert(a->disabled == b->disabled);
+	assert(a->vcpu == b->vcpu);
 	assert(a->nargs == b->nargs);
 	for (i = 0; i < a->nargs; i++) {
 		assert(strcmp(a->args[i].name, b->args[i].name) == 0);

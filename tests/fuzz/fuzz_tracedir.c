@@ -24,6 +24,11 @@
  * back; an error has a message and an offset inside the file, and
  * stays.
  *
+ * Each stream is walked twice: whole, and as the reader walks it, in
+ * small windows with resync after each error (walk_windows()).  A
+ * metadata text may carry trace-events lines in comments; a note that
+ * parses is checked against its event's fields.
+ *
  * The seeds in tests/fuzz/corpus/tracedir/ were made from real traces
  * of tests/helpers/emit (one thread, and two overflowing 8K rings for
  * the losses and traced:lost records): the session's metadata and its
@@ -175,6 +180,75 @@ walk(const struct tracedir_meta *m, const uint8_t *buf, size_t len)
 		assert(st.pos == len);
 }
 
+/*
+ * The walk the reader does: windows of a size taken from the stream's
+ * first byte (1 to 256 bytes, grown when an item needs more), each a
+ * fresh copy of exactly its bytes, so that ASan sees a read past it;
+ * after an error, resync and go on.  Oracles: the same items as the
+ * whole-buffer walk up to the first error; then every later item still
+ * lies inside the file, each resync moves forward, and the walk ends.
+ */
+static void
+walk_windows(const struct tracedir_meta *m, const uint8_t *buf, size_t len)
+{
+	struct tracedir_stream	 st, ws;
+	struct tracedir_event	 ev, wev;
+	enum tracedir_item	 it, wit;
+	uint8_t			*win = NULL;
+	size_t			 w = len > 0 ? 1 + buf[0] : 1, cur = w;
+	size_t			 items = 0, fed = SIZE_MAX, keep, n;
+	int			 same = 1, errors = 0;
+	uint64_t		 last_err = 0;
+
+	tracedir_stream_init(&st, m, buf, len);
+	tracedir_stream_open(&ws, m, len);
+	for (;;) {
+		wit = tracedir_stream_next(&ws, &wev);
+		if (wit == TRACEDIR_MORE) {
+			keep = tracedir_stream_keep(&ws);
+			assert(keep <= len);
+			cur = keep == fed ? cur * 2 : w;
+			fed = keep;
+			n = len - keep < cur ? len - keep : cur;
+			free(win);
+			win = malloc(n != 0 ? n : 1);
+			assert(win != NULL);
+			memcpy(win, buf + keep, n);
+			tracedir_stream_feed(&ws, win, n, keep);
+			assert(++items <= 64 * len + 64);
+			continue;
+		}
+		assert(++items <= 64 * len + 64);
+		if (same) {
+			it = tracedir_stream_next(&st, &ev);
+			if (it != wit)
+				assert(it == TRACEDIR_ERROR ||
+				    wit == TRACEDIR_ERROR);
+			else if (it == TRACEDIR_EVENT)
+				assert(ev.ts == wev.ts && ev.off == wev.off &&
+				    ev.cls == wev.cls);
+			if (it == TRACEDIR_ERROR || it != wit)
+				same = 0;
+		}
+		if (wit == TRACEDIR_END)
+			break;
+		if (wit == TRACEDIR_ERROR) {
+			assert(ws.err_off <= len);
+			/* Each error is in a packet that starts later. */
+			assert(errors == 0 || ws.pkt_start > last_err);
+			last_err = ws.pkt_start;
+			errors++;
+			tracedir_stream_resync(&ws);
+			continue;
+		}
+		if (wit == TRACEDIR_PACKET)
+			assert(ws.packet.off + ws.packet.size <= len);
+		else
+			assert(wev.off < len);
+	}
+	free(win);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -200,9 +274,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(stream != NULL);
 	memcpy(stream, data + 2 + n, len);
 
-	if (n == 0)
+	if (n == 0) {
 		walk(fixed, stream, len);
-	else {
+		walk_windows(fixed, stream, len);
+	} else {
 		text = malloc(n);
 		assert(text != NULL);
 		memcpy(text, data + 2, n);
@@ -210,6 +285,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    sizeof(err)) == 0) {
 			check_meta(m);
 			walk(m, stream, len);
+			walk_windows(m, stream, len);
 			tracedir_meta_free(m);
 		} else
 			assert(strncmp(err, "metadata:", 9) == 0);

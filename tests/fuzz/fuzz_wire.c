@@ -8,7 +8,10 @@
  * message.  Beyond not crashing, what it accepts must be what it says:
  * the size in the header is the length received, strings are
  * terminated inside their fields, and a control request encodes back
- * to the same bytes.
+ * to the same bytes.  An input whose first byte is 0xff is instead the
+ * contents of a RULES memfd for wire_rules_parse(), its second byte the
+ * number of rules announced: every rule and table it reports must lie
+ * inside the input.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -18,6 +21,53 @@
 #include "wire.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct span {
+	const uint8_t	*b;
+	size_t		 size;
+};
+
+static int
+check_rule(void *arg, unsigned flags, const char *pattern)
+{
+	const struct span *sp = arg;
+
+	assert((flags & ~3u) == 0);
+	assert((const uint8_t *)pattern > sp->b &&
+	    (const uint8_t *)pattern + strlen(pattern) < sp->b + sp->size);
+	return 0;
+}
+
+static int
+check_table(void *arg, const struct wire_rules_table *t)
+{
+	const struct span *sp = arg;
+
+	assert(t->dec >= sp->b &&
+	    t->dec + 2 * (size_t)t->nevents <= sp->b + sp->size);
+	return 0;
+}
+
+/* RULES memfd contents, copied to their own exact-size buffer. */
+static void
+fuzz_rules(const uint8_t *data, size_t size)
+{
+	struct span sp;
+	const char *why = NULL;
+	uint8_t *b;
+
+	if (size < 2)
+		return;
+	if ((b = malloc(size - 2 + 1)) == NULL)
+		return;
+	memcpy(b, data + 2, size - 2);
+	sp.b = b;
+	sp.size = size - 2;
+	if (wire_rules_parse(b, size - 2, data[1], check_rule, check_table,
+	    &sp, &why) != 0)
+		assert(why != NULL && why[0] != '\0');
+	free(b);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -30,6 +80,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int nfds;
 	long n;
 
+	if (size >= 1 && data[0] == 0xff) {
+		fuzz_rules(data, size);
+		return 0;
+	}
 	if (size < 1 || size - 1 > sizeof(buf))
 		return 0;
 	nfds = data[0] % 5;

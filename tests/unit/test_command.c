@@ -114,7 +114,10 @@ test_command_lookup_unique_prefix(void **state)
 {
 	(void)state;
 	assert_lookup("trace-ev foo on", CMD_ID_TRACE_EVENT, 1);
-	assert_lookup("trace-f on", CMD_ID_TRACE_FILE, 1);
+	assert_lookup("trace-fi on", CMD_ID_TRACE_FILE, 1);
+	assert_lookup("trace-fu f on", CMD_ID_TRACE_FUNC, 1);
+	assert_lookup("tracer graph off", CMD_ID_TRACER, 1);
+	assert_lookup("i trace-f", CMD_ID_INFO_TRACE_FUNCS, 2);
 	assert_lookup("h", CMD_ID_HELP, 1);
 	assert_lookup("i sessions", CMD_ID_INFO_SESSIONS, 2);
 	assert_lookup("inf trace-e", CMD_ID_INFO_TRACE_EVENTS, 2);
@@ -128,13 +131,18 @@ test_command_lookup_ambiguous(void **state)
 {
 	(void)state;
 	assert_lookup_fails("trace on",
-	    "ambiguous command 'trace': could be trace-event, trace-file");
+	    "ambiguous command 'trace': could be trace-event, trace-file, "
+	    "trace-func, tracer");
+	assert_lookup_fails("trace-f on",
+	    "ambiguous command 'trace-f': could be trace-file, trace-func");
 	assert_lookup_fails("info tr",
 	    "ambiguous command 'info tr': could be info trace, "
-	    "info trace-events");
+	    "info trace-events, info trace-funcs, info trace-rules, "
+	    "info tracers");
 	assert_lookup_fails("i t",
 	    "ambiguous command 'i t': could be info trace, "
-	    "info trace-events");
+	    "info trace-events, info trace-funcs, info trace-rules, "
+	    "info tracers");
 	assert_lookup_fails("info s",
 	    "ambiguous command 'info s': could be info session, "
 	    "info sessions");
@@ -155,7 +163,15 @@ test_command_lookup_unknown(void **state)
 	    "unknown command 'help-me'; try 'tracectl help'");
 	assert_lookup_fails("info",
 	    "incomplete command 'info': could be info session, "
-	    "info sessions, info trace, info trace-events");
+	    "info sessions, info trace, info trace-events, info trace-funcs, "
+	    "info trace-rules, info tracers");
+	/* A typo of a few letters: the command meant. */
+	assert_lookup_fails("trace-evnet x on",
+	    "unknown command 'trace-evnet' (did you mean 'trace-event'?); "
+	    "try 'tracectl help'");
+	assert_lookup_fails("info trac-events",
+	    "unknown command 'info trac-events' (did you mean "
+	    "'info trace-events'?); try 'tracectl help'");
 	assert_lookup_fails("", "no command given; try 'tracectl help'");
 	assert_null(command_lookup(0, none, NULL, err, sizeof(err)));
 
@@ -193,6 +209,46 @@ test_command_lookup_small_or_no_error_buffer(void **state)
 	assert_non_null(lookup("help", NULL, NULL, 0));
 }
 
+/* The fixed words: refused by tracectl before it looks for a daemon. */
+static void
+test_command_check_words(void **state)
+{
+	const struct command_def *t = command_table(NULL);
+	char *reset[] = { (char *)"reset" }, *list[] = { (char *)"list" };
+	char *one[] = { (char *)"onlyone" };
+	char *on[] = { (char *)"x*", (char *)"on" };
+	char *del[] = { (char *)"x*", (char *)"delete" };
+	char *bad[] = { (char *)"x*", (char *)"maybe" };
+	char *flush[] = { (char *)"flush" }, *set[] = { (char *)"set",
+		(char *)"/t" }, *setx[] = { (char *)"sett", (char *)"/t" };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_EVENT], 1, reset,
+	    err, sizeof(err)), 0);
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_EVENT], 1, list,
+	    err, sizeof(err)), 0);
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_EVENT], 2, on,
+	    err, sizeof(err)), 0);
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_EVENT], 2, del,
+	    err, sizeof(err)), 0);
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_EVENT], 1, one,
+	    err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "trace-event reset"));
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_EVENT], 2, bad,
+	    err, sizeof(err)), -1);
+	assert_string_equal(err, "trace-event x*: expected 'on', 'off' or "
+	    "'delete', not 'maybe'");
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_FILE], 1, flush,
+	    err, sizeof(err)), 0);
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_FILE], 2, set,
+	    err, sizeof(err)), 0);
+	assert_int_equal(command_check_words(&t[CMD_ID_TRACE_FILE], 2, setx,
+	    err, sizeof(err)), -1);
+	assert_int_equal(command_check_words(&t[CMD_ID_INFO_TRACE], 0, NULL,
+	    err, sizeof(err)), 0);
+}
+
 static void
 test_command_check_args_arity(void **state)
 {
@@ -203,8 +259,11 @@ test_command_check_args_arity(void **state)
 	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_EVENT], 2, err,
 	    sizeof(err)), 0);
 	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_EVENT], 1, err,
+	    sizeof(err)), 0);
+	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_EVENT], 0, err,
 	    sizeof(err)), -1);
-	assert_string_equal(err, "usage: tracectl trace-event PATTERN on|off");
+	assert_string_equal(err, "usage: tracectl trace-event PATTERN "
+	    "on|off|delete | list | reset");
 	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_EVENT], 3, err,
 	    sizeof(err)), -1);
 	assert_int_equal(command_check_args(&t[CMD_ID_INFO_TRACE], 0, err,
@@ -215,7 +274,7 @@ test_command_check_args_arity(void **state)
 	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_FILE], 0, err,
 	    sizeof(err)), -1);
 	assert_string_equal(err,
-	    "usage: tracectl trace-file on|off|flush|set PATH");
+	    "usage: tracectl trace-file on|off|flush|set PATH|set default");
 	assert_int_equal(command_check_args(&t[CMD_ID_HELP], 2, NULL, 0), 0);
 	assert_int_equal(command_check_args(&t[CMD_ID_HELP], -1, NULL, 0),
 	    -1);
@@ -625,6 +684,7 @@ main(void)
 		    test_command_lookup_quotes_little_of_long_words),
 		cmocka_unit_test(test_command_lookup_small_or_no_error_buffer),
 		cmocka_unit_test(test_command_check_args_arity),
+		cmocka_unit_test(test_command_check_words),
 		cmocka_unit_test(test_command_parse_onoff),
 		cmocka_unit_test(test_command_pattern_valid),
 		cmocka_unit_test(test_command_table_sorted_and_sane),

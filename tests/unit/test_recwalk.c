@@ -28,7 +28,11 @@ static struct tevents_event ev_mixed = {
 	},
 };
 static struct tevents_event ev_empty = { .name = (char *)"empty", .nargs = 0 };
-static const struct tevents_event *const events[] = { &ev_mixed, &ev_empty };
+/* The two, as one provider's array: ids 16 and 17, classes 0 and 1. */
+static struct tevents_event events[2];
+static struct recwalk_range one_range = { .first = 0, .n = 2, .cls = 0,
+	.ev = events };
+static uint32_t touched[8];
 
 struct buf {
 	_Alignas(8) uint8_t b[4096];
@@ -85,10 +89,13 @@ put_lost(struct buf *b, uint64_t ts, uint64_t full, uint64_t nested)
 static void
 walk_init(struct recwalk *w, uint64_t *counts)
 {
+	events[0] = ev_mixed;
+	events[1] = ev_empty;
 	memset(w, 0, sizeof(*w));
-	w->ev = events;
-	w->nids = 2;
+	w->ranges = &one_range;
+	w->nranges = 1;
 	w->counts = counts;
+	w->touched = touched;
 }
 
 static void
@@ -107,8 +114,12 @@ test_recwalk_counts_events_and_losses(void **state)
 	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
 	assert_null(w.invalid);
 	assert_int_equal(w.events, 3);
-	assert_int_equal(counts[0], 2);
-	assert_int_equal(counts[1], 1);
+	assert_int_equal(counts[0], RECWALK_TOUCHED | 2);
+	assert_int_equal(counts[1], RECWALK_TOUCHED | 1);
+	/* Each class seen is listed once, in the order first seen. */
+	assert_int_equal(w.ntouched, 2);
+	assert_int_equal(touched[0], 0);
+	assert_int_equal(touched[1], 1);
 	assert_int_equal(w.lost_records, 1);
 	assert_int_equal(w.discarded, 5);
 	assert_int_equal(w.lost[TRACED_DROP_RING_FULL], 3);
@@ -119,6 +130,66 @@ test_recwalk_counts_events_and_losses(void **state)
 	assert_int_equal(w.tail_pad, 0);
 }
 
+/*
+ * Providers with a gap between their ids (one unloaded before the
+ * daemon heard of it): ids in either range are known and counted by
+ * class, an id in the gap or past the last is refused, and a far id
+ * costs nothing (no table as long as the id space).
+ */
+static void
+test_recwalk_ranges_with_gaps(void **state)
+{
+	struct recwalk_range rg[2] = {
+		{ .first = 0, .n = 2, .cls = 0, .ev = events },
+		{ .first = (1u << 24) - 18, .n = 2, .cls = 2, .ev = events },
+	};
+	uint64_t counts[4] = { 0 };
+	uint32_t hint = 0;
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+
+	(void)state;
+	walk_init(&w, counts);
+	w.ranges = rg;
+	w.nranges = 2;
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 1);
+	put_hdr(&b, (1u << 24) - 1, TRACED_REC_HDR_SIZE, 2);
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 3);
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
+	assert_int_equal(counts[1], RECWALK_TOUCHED | 2);
+	assert_int_equal(counts[3], RECWALK_TOUCHED | 1);
+	assert_int_equal(w.ntouched, 2);
+	assert_null(recwalk_find(rg, 2, 2, &hint));
+	assert_ptr_equal(recwalk_find(rg, 2, (1u << 24) - 18, &hint), &rg[1]);
+
+	b.len = 0;
+	put_hdr(&b, 18, TRACED_REC_HDR_SIZE, 4);	/* in the gap */
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "unknown event id");
+	b.len = 0;
+	put_hdr(&b, 1u << 24, TRACED_REC_HDR_SIZE, 4);	/* past the last */
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "unknown event id");
+}
+
+/* A time past max_ts (far ahead of the daemon's clock) is refused. */
+static void
+test_recwalk_refuses_future_timestamps(void **state)
+{
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+
+	(void)state;
+	walk_init(&w, NULL);
+	w.max_ts = 1000;
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 1000);
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, UINT64_C(0xfffffffffffffff0));
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "timestamp in the future");
+	assert_int_equal(w.invalid_off, TRACED_REC_HDR_SIZE);
+	assert_int_equal(w.events, 1);
+}
+
 static void
 test_recwalk_tail_pad_after_last_string(void **state)
 {
@@ -126,8 +197,9 @@ test_recwalk_tail_pad_after_last_string(void **state)
 		.name = (char *)"str", .nargs = 1,
 		.args = { { .name = (char *)"s", .cls = TEVENTS_STRING } },
 	};
-	static const struct tevents_event *const one[] = { &ev_str };
-	struct recwalk w = { .ev = one, .nids = 1 };
+	struct recwalk_range rg = { .first = 0, .n = 1, .cls = 0,
+		.ev = &ev_str };
+	struct recwalk w = { .ranges = &rg, .nranges = 1 };
 	struct buf b = { .len = 0 };
 
 	(void)state;
@@ -180,6 +252,44 @@ expect_refused(struct buf *b, size_t at, const char *why)
 	assert_int_equal(w.events, at > 0 ? 1 : 0);
 }
 
+/*
+ * The producer marks a NULL string argument in the high bits of the
+ * size word (traced_put_str_arg()): the walk takes the size from the
+ * low bits, and a mark on an argument that is not a string, or on a
+ * LOST record, is a lie.
+ */
+static void
+test_recwalk_null_marks(void **state)
+{
+	struct recwalk	 w;
+	struct buf	 b = { .len = 0 };
+	uint32_t	 word;
+	size_t		 at;
+
+	(void)state;
+	walk_init(&w, NULL);
+	at = put_mixed(&b, 1, 7, "(null)", 0x1000);
+	memcpy(&word, b.b + at + 4, 4);
+	word |= 1u << (TRACED_REC_NULL_SHIFT + 1);	/* s, a string */
+	memcpy(b.b + at + 4, &word, 4);
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
+	assert_int_equal(w.events, 1);
+
+	word |= 1u << (TRACED_REC_NULL_SHIFT + 2);	/* p, a pointer */
+	memcpy(b.b + at + 4, &word, 4);
+	walk_init(&w, NULL);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_non_null(strstr(w.invalid, "NULL mark"));
+
+	memset(&b, 0, sizeof(b));
+	put_lost(&b, 1, 2, 0);
+	memcpy(&word, b.b + 4, 4);
+	word |= 1u << TRACED_REC_NULL_SHIFT;
+	memcpy(b.b + 4, &word, 4);
+	walk_init(&w, NULL);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+}
+
 static void
 test_recwalk_refuses_bad_sizes(void **state)
 {
@@ -216,7 +326,9 @@ test_recwalk_refuses_time_going_backwards(void **state)
 static void
 test_recwalk_refuses_unknown_ids(void **state)
 {
-	static const uint32_t ids[] = { 1, 15, 18, 0x7fffffff, UINT32_MAX };
+	/* 0 is LOST and 1 PAD (both checked elsewhere); 2 to 15 are the
+	 * tracer's own but unused. */
+	static const uint32_t ids[] = { 2, 15, 18, 0x7fffffff, UINT32_MAX };
 	struct buf b;
 
 	(void)state;
@@ -294,6 +406,120 @@ test_recwalk_refuses_lost_records_that_lie(void **state)
 	expect_refused(&b, FIRST, "bad loss record");
 }
 
+/*
+ * A PAD record fills the rest of a lap: it ends the walk where it
+ * starts, says its size, and must end on a lap end (a multiple of the
+ * smallest ring) inside the span.  The records after it are the next
+ * call's.
+ */
+static void
+test_recwalk_stops_at_padding(void **state)
+{
+	uint32_t pad[2] = { TRACED_EVENT_PAD, 0 };
+	uint64_t counts[2] = { 0, 0 };
+	struct recwalk w;
+	struct buf b;
+	size_t at;
+
+	(void)state;
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	at = b.len;
+	/* The span starts 40 bytes before the end of a 4 KiB lap, so the
+	 * PAD after the 40-byte record is 8 bytes... */
+	pad[1] = TRACED_PAD_MIN;
+	memcpy(b.b + b.len, pad, sizeof(pad));
+	b.len += sizeof(pad);
+	put_mixed(&b, 2, 2, "y", 2);	/* ...and this starts the next lap */
+	walk_init(&w, counts);
+	w.pos = 2 * TRACED_RING_LAP_MIN - FIRST - TRACED_PAD_MIN;
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)at);
+	assert_int_equal(w.pad, TRACED_PAD_MIN);
+	assert_int_equal(w.events, 1);
+	assert_int_equal(counts[0], RECWALK_TOUCHED | 1);
+	/* The next call goes on after the PAD, at the lap end. */
+	w.pos += at + w.pad;
+	assert_int_equal(w.pos % TRACED_RING_LAP_MIN, 0);
+	assert_int_equal(recwalk(&w, b.b + at + TRACED_PAD_MIN,
+	    b.len - at - TRACED_PAD_MIN), FIRST);
+	assert_int_equal(w.pad, 0);
+	assert_int_equal(w.events, 2);
+
+	/* A PAD that would end anywhere else is refused. */
+	walk_init(&w, counts);
+	w.pos = 0;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "bad padding record");
+	assert_int_equal(w.invalid_off, at);
+
+	/* So is one too small, odd-sized or larger than a record. */
+	{
+		static const uint32_t sizes[] = { 0, 4, 12,
+		    TRACED_REC_MAX + 8 };
+
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			pad[1] = sizes[i];
+			memcpy(b.b + at, pad, sizeof(pad));
+			walk_init(&w, counts);
+			w.pos = TRACED_RING_LAP_MIN - at - sizes[i];
+			assert_int_equal(recwalk(&w, b.b, at + TRACED_PAD_MIN),
+			    -1);
+			assert_string_equal(w.invalid, "bad padding record");
+		}
+	}
+	/* One the span cuts is left for the next call. */
+	pad[1] = 64;
+	memcpy(b.b + at, pad, sizeof(pad));
+	walk_init(&w, counts);
+	w.pos = TRACED_RING_LAP_MIN - at - 64;
+	assert_int_equal(recwalk(&w, b.b, at + 32), (long)at);
+	assert_int_equal(w.pad, 0);
+	assert_null(w.invalid);
+}
+
+/*
+ * With the sizes of events without strings known in advance (the
+ * daemon's table), a record of such an event is checked by its size
+ * alone, with the same verdicts as the field walk.
+ */
+static void
+test_recwalk_fixed_sizes_same_verdicts(void **state)
+{
+	static const uint32_t fixed[] = { 0, TRACED_REC_HDR_SIZE };
+	static const uint32_t sizes[] = { 24, 32, 64 };
+	struct recwalk_range fixed_range;
+	struct recwalk w, v;
+	struct buf b;
+	size_t i;
+
+	(void)state;
+	fixed_range = one_range;
+	fixed_range.fixed = fixed;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		b.len = 0;
+		put_mixed(&b, 1, 1, "x", 1);
+		put_hdr(&b, 17, sizes[i], 2);
+		memset(b.b + b.len, 0, sizes[i] - TRACED_REC_HDR_SIZE);
+		b.len += sizes[i] - TRACED_REC_HDR_SIZE;
+		walk_init(&w, NULL);
+		walk_init(&v, NULL);
+		v.ranges = &fixed_range;
+		assert_int_equal(recwalk(&w, b.b, b.len), -1);
+		assert_int_equal(recwalk(&v, b.b, b.len), -1);
+		assert_string_equal(v.invalid, w.invalid);
+		assert_int_equal(v.invalid_off, FIRST);
+	}
+	/* And the right size passes, with no padding at the end. */
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 2);
+	walk_init(&v, NULL);
+	v.ranges = &fixed_range;
+	assert_int_equal(recwalk(&v, b.b, b.len), (long)b.len);
+	assert_int_equal(v.events, 2);
+	assert_int_equal(v.tail_pad, 0);
+}
+
 static void
 test_recwalk_without_any_event_table(void **state)
 {
@@ -318,14 +544,19 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recwalk_counts_events_and_losses),
+		cmocka_unit_test(test_recwalk_ranges_with_gaps),
+		cmocka_unit_test(test_recwalk_refuses_future_timestamps),
 		cmocka_unit_test(test_recwalk_tail_pad_after_last_string),
 		cmocka_unit_test(test_recwalk_leaves_a_cut_record_for_later),
+		cmocka_unit_test(test_recwalk_null_marks),
 		cmocka_unit_test(test_recwalk_refuses_bad_sizes),
 		cmocka_unit_test(test_recwalk_refuses_time_going_backwards),
 		cmocka_unit_test(test_recwalk_refuses_unknown_ids),
 		cmocka_unit_test(test_recwalk_refuses_records_unlike_their_event),
 		cmocka_unit_test(test_recwalk_refuses_lost_records_that_lie),
 		cmocka_unit_test(test_recwalk_without_any_event_table),
+		cmocka_unit_test(test_recwalk_fixed_sizes_same_verdicts),
+		cmocka_unit_test(test_recwalk_stops_at_padding),
 	};
 
 	return cmocka_run_group_tests_name("recwalk", tests, NULL, NULL);

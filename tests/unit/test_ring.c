@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,8 +39,8 @@
 #define RING_ORDER	12
 #define RING_BYTES	(1u << RING_ORDER)
 #define HALF		(RING_BYTES / 2)
-/* The producer asks for a drain at a quarter full (TRACED_WAKE_FRACTION). */
-#define WAKE		(RING_BYTES / 4)
+/* The producer asks for a drain at half full (TRACED_WAKE_FRACTION). */
+#define WAKE		(RING_BYTES / 2)
 
 /* ---- checks inside a scenario thread ------------------------------- */
 
@@ -321,6 +322,7 @@ struct cons {
 	uint64_t	 tail;		/* next record */
 	uint64_t	 pos;		/* position of the last one returned */
 	uint64_t	 last_ts;
+	unsigned	 pads;		/* PAD records skipped */
 };
 
 /* Attach to this thread's ring; it must exist. */
@@ -333,7 +335,8 @@ cons_attach(struct cons *c)
 	c->data = traced_tls.data;
 	c->mask = traced_tls.mask;
 	c->size = c->mask + 1;
-	T_EQ(c->size, RING_BYTES);
+	T_EQ(c->size, traced_ring_size(c->hdr->order));
+	T_TRUE(c->size == RING_BYTES || lib.ring_order != RING_ORDER);
 	c->tail = __atomic_load_n(&c->hdr->tail, __ATOMIC_ACQUIRE);
 	c->last_ts = 0;
 }
@@ -347,22 +350,44 @@ cons_head(const struct cons *c)
 
 /*
  * The next published record, framing checked (aligned, sized, inside
- * [tail, head), timestamp not going back), or NULL at head.
+ * [tail, head), not running past a lap end, timestamp not going back),
+ * or NULL at head.  PAD records are checked (they end on a lap end) and
+ * skipped, as the daemon does; 'pads' counts them.
  */
 static const struct traced_rec_hdr *
 cons_next(struct cons *c)
 {
 	uint64_t head = cons_head(c);
 	const struct traced_rec_hdr *r;
+	uint32_t idsize[2], order;
 
-	if (c->tail == head)
-		return NULL;
-	T_TRUE(head - c->tail <= c->size);
-	T_EQ(c->tail % 8, 0);
+	/* The size of the ring, after head, as the daemon loads it. */
+	order = __atomic_load_n(&c->hdr->order, __ATOMIC_RELAXED);
+	if (traced_ring_size(order) != c->size) {
+		T_TRUE(traced_ring_size(order) > c->size);
+		T_TRUE(order <= c->hdr->max_order);
+		c->size = traced_ring_size(order);
+		c->mask = c->size - 1;
+	}
+	for (;;) {
+		if (c->tail == head)
+			return NULL;
+		T_TRUE(head - c->tail <= c->size);
+		T_EQ(c->tail % 8, 0);
+		memcpy(idsize, c->data + (c->tail & c->mask), sizeof(idsize));
+		if (idsize[0] != TRACED_EVENT_PAD)
+			break;
+		T_TRUE(idsize[1] >= TRACED_PAD_MIN && idsize[1] % 8 == 0);
+		T_EQ((c->tail + idsize[1]) % TRACED_RING_LAP_MIN, 0);
+		T_TRUE(idsize[1] <= head - c->tail);
+		c->tail += idsize[1];
+		c->pads++;
+	}
 	r = (const void *)(c->data + (c->tail & c->mask));
 	T_TRUE(r->size >= TRACED_REC_HDR_SIZE);
 	T_EQ(r->size % 8, 0);
 	T_TRUE(r->size <= head - c->tail);
+	T_TRUE((c->tail & c->mask) + r->size <= c->size);
 	T_TRUE(r->ts != 0);
 	T_TRUE(r->ts >= c->last_ts);
 	c->last_ts = r->ts;
@@ -564,7 +589,7 @@ static void
 sc_wraps(void)
 {
 	uint64_t prod_rs = 42, cons_rs = 42, order_rs = 7;
-	uint64_t emitted = 0, consumed = 0, bytes = 0, straddled = 0;
+	uint64_t emitted = 0, consumed = 0, bytes = 0, checked = 0;
 	struct lring *lr;
 	struct cons c;
 	struct spec sp, want;
@@ -573,9 +598,11 @@ sc_wraps(void)
 	lr = my_lring();
 	while (bytes < 64 * RING_BYTES) {
 		sp = spec_random(&prod_rs, 60, 400);
-		/* Make room, consuming a random amount more than needed. */
-		if (RING_BYTES - (cons_head(&c) - c.tail) < spec_size(&sp)) {
-			uint64_t want_free = spec_size(&sp) +
+		/* Make room, consuming a random amount more than needed
+		 * (a record may need the rest of the lap for padding). */
+		if (RING_BYTES - (cons_head(&c) - c.tail) <
+		    2 * spec_size(&sp)) {
+			uint64_t want_free = 2 * spec_size(&sp) +
 			    rng(&order_rs) % RING_BYTES;
 			const struct traced_rec_hdr *r;
 
@@ -584,17 +611,12 @@ sc_wraps(void)
 				want = spec_random(&cons_rs, 60, 400);
 				spec_check(r, &want);
 				consumed++;
-				if ((c.pos & c.mask) + r->size > c.size) {
-					uint64_t over = (c.pos & c.mask) +
-					    r->size - c.size;
-
-					straddled++;
-					/* The second copy is the start of
-					 * the data area. */
-					T_TRUE(memcmp(c.data + c.size, c.data,
-					    over) == 0);
+				/* Near the lap end: what the daemon reads. */
+				if ((c.pos & c.mask) + r->size >
+				    c.size - 512) {
 					check_file_bytes(lr->fd, c.pos, r,
 					    r->size);
+					checked++;
 				}
 			}
 			cons_release(&c);
@@ -614,7 +636,8 @@ sc_wraps(void)
 	}
 	cons_release(&c);
 	T_EQ(consumed, emitted);
-	T_TRUE(straddled >= 20);
+	T_TRUE(c.pads >= 20);
+	T_TRUE(checked >= 20);
 	expect_dropped(&c, 0, 0, 0, 0);
 }
 
@@ -669,19 +692,32 @@ test_ring_full_counts_every_drop(void **state)
 	run_scenario(sc_full);
 }
 
+/*
+ * How many 32-byte records fit in an empty ring whose head is at h: to
+ * the lap end, then (after the padding) up to the ring's size from h.
+ */
+static uint64_t
+fits32(uint64_t h)
+{
+	uint64_t o = h % RING_BYTES;
+
+	return (RING_BYTES - o) / 32 + o / 32;
+}
+
 static void
 sc_lost_record(void)
 {
 	struct spec e1 = u64s(3, 1001), e2 = u64s(0, 1002),
 	    e3 = u64s(1, 1003), e4 = u64s(2, 1004);
-	uint64_t i, n;
+	uint64_t i, n, head;
 	struct cons c;
 
 	start_ring(&c);
+	head = cons_head(&c);
 	n = 0;
 	while (emit32(n))
 		n++;
-	T_EQ(n, RING_BYTES / 32);
+	T_EQ(n, fits32(head));
 	for (i = 1; i < 7; i++)			/* 7 with the one above */
 		T_TRUE(!emit32(0));
 	for (i = 0; i < 3; i++)			/* larger than the ring */
@@ -707,10 +743,11 @@ sc_lost_record(void)
 	cons_release(&c);
 
 	/* A second round: the record counts only the new losses. */
+	head = cons_head(&c);
 	n = 0;
 	while (emit32(n))
 		n++;
-	T_EQ(n, RING_BYTES / 32);
+	T_EQ(n, fits32(head));
 	for (i = 1; i < 5; i++)
 		T_TRUE(!emit32(0));
 	expect_dropped(&c, 3, 0, 13, 0);	/* running totals */
@@ -1012,9 +1049,9 @@ test_ring_nested_drop_then_wakeup_keeps_lost_record(void **state)
  * Write 32-byte events until the ring holds 'until' bytes, checking the
  * wakeup flag and the drain request (lring.notify) after each commit:
  * the producer never arms the flag, and asks for a drain only when it
- * clears it.  With 'strict' (armed while less than a quarter full), the flag
- * must stay armed while the ring is less than a quarter full and be
- * cleared by the first commit that fills it past a quarter.  Returns how many times
+ * clears it.  With 'strict' (armed while less than half full), the flag
+ * must stay armed while the ring is less than half full and be cleared
+ * by the first commit that fills it past half.  Returns how many times
  * the producer cleared the flag.
  */
 static unsigned
@@ -1057,7 +1094,7 @@ sc_wakeup(void)
 	lr = my_lring();
 	__atomic_store_n(&lr->notify, 0, __ATOMIC_RELEASE);
 
-	/* Armed: cleared exactly once, when the ring fills past a quarter. */
+	/* Armed: cleared exactly once, when the ring fills past half. */
 	__atomic_store_n(&c.hdr->wakeup, 1, __ATOMIC_RELAXED);
 	T_EQ(fill_watching_wakeup(&c, lr, WAKE - 32, 1), 0);
 	T_EQ(c.hdr->wakeup, 1);
@@ -1074,12 +1111,13 @@ sc_wakeup(void)
 	T_EQ(fill_watching_wakeup(&c, lr, WAKE + 32, 1), 1);
 	T_EQ(fill_watching_wakeup(&c, lr, RING_BYTES - 1024, 0), 0);
 
-	/* Re-armed while still over a quarter: asked once more before the
+	/* Re-armed while still over half full: asked once more before the
 	 * ring is full, and only once. */
 	__atomic_store_n(&c.hdr->wakeup, 1, __ATOMIC_RELAXED);
 	T_EQ(fill_watching_wakeup(&c, lr, RING_BYTES, 0), 1);
 	T_EQ(c.hdr->wakeup, 0);
-	T_EQ(cons_head(&c) - c.tail, RING_BYTES);
+	/* Full: no room for one more (but the padding of a lap). */
+	T_TRUE(RING_BYTES - (cons_head(&c) - c.tail) < 32);
 	expect_dropped(&c, 0, 0, 0, 0);
 }
 
@@ -1088,6 +1126,253 @@ test_ring_wakeup_cleared_once_per_arming(void **state)
 {
 	(void)state;
 	run_scenario(sc_wakeup);
+}
+
+/* ---- memory and growth ------------------------------------------------ */
+
+/* Poll *p (atomic) until it is at least want; 1 if it got there in 5 s. */
+static int
+wait_u64(const uint64_t *p, uint64_t want)
+{
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) >= want)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static int
+wait_u32(const uint32_t *p, uint32_t want)
+{
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) >= want)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Bytes of memory the ring's memfd holds (pages made). */
+static uint64_t
+ring_memory(const struct lring *lr)
+{
+	struct stat st;
+
+	T_EQ(fstat(lr->fd, &st), 0);
+	return (uint64_t)st.st_blocks * 512;
+}
+
+/*
+ * Memory follows what the thread writes.  A ring that may hold 1 MiB
+ * (and grow to 2) starts with its header and two pages made; as the
+ * thread writes, the pager makes pages ahead of it, at most twice what
+ * it wrote plus 16 KiB; never the whole ring up front.
+ */
+static void
+sc_memory_follows_writes(void)
+{
+	uint64_t written, mem, i;
+	struct lring *lr;
+	struct cons c;
+
+	start_ring(&c);
+	lr = my_lring();
+	T_EQ(c.hdr->init_order, 20);
+	T_EQ(c.hdr->max_order, 21);
+	mem = ring_memory(lr);
+	T_TRUE(mem >= TRACED_RING_HDR_SIZE + 8192);
+	T_TRUE(mem <= TRACED_RING_HDR_SIZE + 16384);
+	/* 64 KiB of records, consumed as they come. */
+	for (i = 0; i < 2048; i++) {
+		T_TRUE(emit32(i));
+		if (i % 64 == 0)
+			cons_skip_all(&c);
+	}
+	cons_skip_all(&c);
+	written = cons_head(&c);
+	/* The pager was asked for pages ahead, and made them. */
+	T_TRUE(wait_u64(&lr->prep_end, written));
+	mem = ring_memory(lr);
+	T_TRUE(mem >= TRACED_RING_HDR_SIZE + written);
+	T_TRUE(mem <= TRACED_RING_HDR_SIZE + 2 * written + 16384 + 4096);
+	T_TRUE(__atomic_load_n(&lr->prep_end, __ATOMIC_RELAXED) <=
+	    2 * written + 16384 + 4096);
+	expect_dropped(&c, 0, 0, 0, 0);
+}
+
+/*
+ * A connected producer whose consumer lags grows its ring.  At the end
+ * of its first lap the ring is full: the producer asks for twice the
+ * size and, the pager having the new half ready, switches at that odd
+ * lap end on its next event.  Records before, across and after the
+ * switch come out in order and intact, each at the offset the header's
+ * order says, and the new half is made ready by the pager.
+ */
+static void
+sc_grows(void)
+{
+	uint64_t n, i, next, at, total;
+	struct lring *lr;
+	struct cons c;
+
+	start_ring(&c);
+	lr = my_lring();
+	T_EQ(c.hdr->order, 20);
+	/*
+	 * Fill without consuming until an event does not fit.  At the end
+	 * of the first lap the ring is over half full: the producer asks
+	 * for 2 MiB, and switches there (an odd lap end) at its first
+	 * event once the pager has the new half ready, which may already
+	 * be that event: then the ring fills up at 2 MiB, not at 1 MiB.
+	 */
+	n = 0;
+	while (emit32(n))
+		n++;
+	at = cons_head(&c);
+	if (n == ((1u << 20) - 24) / 32) {
+		T_EQ(c.hdr->order, 20);	/* then 8 bytes of PAD */
+		T_EQ(at, (1u << 20) - 8);
+	} else {
+		T_EQ(n, ((1u << 20) - 24) / 32 + (1u << 20) / 32);
+		T_EQ(c.hdr->order, 21);
+		T_EQ(at, 2u << 20);
+	}
+	T_TRUE(wait_u32(&lr->grow_ready, 21));
+	expect_dropped(&c, 1, 0, 0, 0);
+	/* The consumer catches up. */
+	for (i = 0; i < n; i++) {
+		struct spec sp = u64s(2, i);
+
+		cons_expect_spec(&c, &sp);
+	}
+	cons_expect_end(&c);
+	cons_release(&c);
+	/* Two laps of the new size, consumed as they come. */
+	next = n;
+	total = 2 * (2u << 20) / 32;
+	for (i = 0; i < total; i++) {
+		struct spec sp = u64s(2, n + i);
+
+		T_TRUE(spec_emit(&sp));
+		if (i == 0) {
+			/* Grown, if it was not yet: the LOST record, then the
+			 * event, at the odd lap end, in the new half. */
+			T_EQ(c.hdr->order, 21);
+			T_EQ(traced_tls.mask, (2u << 20) - 1);
+			T_EQ(cons_head(&c), (at == (2u << 20) ? at :
+			    1u << 20) + TRACED_LOST_REC_SIZE + 32);
+			cons_expect_lost(&c, 1, 0, 0, 0);
+		}
+		if (i % 1024 == 0 || i + 1 == total) {
+			const struct traced_rec_hdr *r;
+
+			while ((r = cons_next(&c)) != NULL) {
+				struct spec want = u64s(2, next++);
+
+				spec_check(r, &want);
+			}
+			cons_release(&c);
+		}
+	}
+	T_EQ(next, n + total);
+	T_EQ(c.size, 2u << 20);
+	T_TRUE(wait_u64(&lr->prep_end, 2u << 20));
+	expect_dropped(&c, 1, 0, 0, 0);
+}
+
+/*
+ * A burst the consumer does not follow at all: half way through the
+ * first lap with nothing read, the producer asks for 16 times the size
+ * (the most, 16 MiB here), and at the first lap end, the one place that
+ * allows it, switches straight to it rather than doubling lap after
+ * lap.  What it wrote before and after comes out in order, intact.
+ */
+static void
+sc_jumps(void)
+{
+	uint64_t n, i, at, next;
+	struct lring *lr;
+	struct cons c;
+
+	start_ring(&c);
+	lr = my_lring();
+	T_EQ(c.hdr->order, 20);
+	n = 0;
+	while (emit32(n))
+		n++;
+	/* Asked before the lap end, whatever the pager did by then. */
+	T_EQ(__atomic_load_n(&lr->grow_want, __ATOMIC_RELAXED), 24);
+	T_TRUE(wait_u32(&lr->grow_ready, 24));
+	at = cons_head(&c);
+	if (c.hdr->order == 20) {
+		/* Filled up before the pager was done: at the lap end next. */
+		expect_dropped(&c, 1, 0, 0, 0);
+		for (i = 0; i < n; i++) {
+			struct spec sp = u64s(2, i);
+
+			cons_expect_spec(&c, &sp);
+		}
+		cons_expect_end(&c);
+		cons_release(&c);
+		T_TRUE(emit32(n));
+		n++;
+		T_EQ(c.hdr->order, 24);
+		T_EQ(traced_tls.mask, (16u << 20) - 1);
+		cons_expect_lost(&c, 1, 0, 0, 0);
+		next = n - 1;
+	} else {
+		/* Switched at the lap end already: full at 16 MiB. */
+		T_EQ(c.hdr->order, 24);
+		T_EQ(at, 16u << 20);
+		next = 0;
+	}
+	for (; next < n; next++) {
+		struct spec sp = u64s(2, next);
+
+		cons_expect_spec(&c, &sp);
+	}
+	cons_expect_end(&c);
+	cons_release(&c);
+}
+
+/* fn with rings of 1 MiB that may grow to 2^max_order, as if a daemon
+ * drained them. */
+static void
+run_grown_to(uint32_t max_order, void (*fn)(void))
+{
+	uint32_t order = lib.ring_order;
+
+	__atomic_store_n(&lib.ring_order, max_order, __ATOMIC_RELAXED);
+	__atomic_store_n(&lib.connected, 1, __ATOMIC_RELAXED);
+	run_scenario(fn);
+	__atomic_store_n(&lib.connected, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&lib.ring_order, order, __ATOMIC_RELAXED);
+}
+
+static void
+test_ring_memory_follows_writes(void **state)
+{
+	(void)state;
+	run_grown_to(21, sc_memory_follows_writes);
+}
+
+static void
+test_ring_grows_when_the_consumer_lags(void **state)
+{
+	(void)state;
+	run_grown_to(21, sc_grows);
+}
+
+static void
+test_ring_jumps_to_the_size_a_burst_needs(void **state)
+{
+	(void)state;
+	run_grown_to(24, sc_jumps);
 }
 
 /* ---- before any provider is registered ------------------------------ */
@@ -1183,6 +1468,9 @@ main(void)
 		cmocka_unit_test(
 		    test_ring_nested_drop_then_wakeup_keeps_lost_record),
 		cmocka_unit_test(test_ring_wakeup_cleared_once_per_arming),
+		cmocka_unit_test(test_ring_memory_follows_writes),
+		cmocka_unit_test(test_ring_grows_when_the_consumer_lags),
+		cmocka_unit_test(test_ring_jumps_to_the_size_a_burst_needs),
 	};
 	int failed;
 

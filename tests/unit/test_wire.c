@@ -7,9 +7,11 @@
  * wire_decode() promises rejects with the right errno and a reason
  * (truncation, size, type, descriptors, version, strings, ranges, the
  * control request's arguments); wire_ctl_request_encode() round trips
- * and refuses what does not fit; and a deterministic mutation loop over
- * valid messages, decoded from exact-size heap buffers so that the
- * sanitizer build catches any read past the message.
+ * and refuses what does not fit; the RULES message and its memfd's
+ * layout (wire_rules_parse()), valid and every way it can be wrong; and
+ * a deterministic mutation loop over valid messages, decoded from
+ * exact-size heap buffers so that the sanitizer build catches any read
+ * past the message.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "functab.h"
 #include "ring.h"
 #include "wire.h"
 
@@ -67,7 +70,7 @@ make_ring(void *buf)
 	wire_hdr_init(&r->hdr, TRACED_MSG_RING, sizeof(*r));
 	r->index = 5;
 	r->tid = 4242;
-	r->order = 16;
+	r->max_order = 16;
 	return sizeof(*r);
 }
 
@@ -255,7 +258,7 @@ test_wire_decodes_ring(void **state)
 	assert_int_equal(m.type, TRACED_MSG_RING);
 	assert_int_equal(m.u.ring->index, 5);
 	assert_int_equal(m.u.ring->tid, 4242);
-	assert_int_equal(m.u.ring->order, 16);
+	assert_int_equal(m.u.ring->max_order, 16);
 }
 
 static void
@@ -374,7 +377,10 @@ test_wire_type_nfds_matches_protocol(void **state)
 	assert_int_equal(wire_type_nfds(TRACED_MSG_PROVIDER), 2);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_RING), 1);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_NOTIFY), 0);
+	/* The process's rules and their tables. */
+	assert_int_equal(wire_type_nfds(TRACED_MSG_RULES), 1);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_WELCOME), 0);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_RULES_ACK), 0);
 	/* The daemon sends no descriptors at all. */
 	assert_int_equal(wire_type_nfds(TRACED_MSG_PROVIDER_ACK), 0);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_CTL_REQUEST), 0);
@@ -469,7 +475,7 @@ static void
 test_wire_rejects_unknown_type(void **state)
 {
 	static const uint32_t bad[] = {
-		0, TRACED_MSG_NOTIFY + 1, 31, TRACED_MSG_PROVIDER_ACK + 1, 63,
+		0, TRACED_MSG_FUNC_STATS + 1, 31, TRACED_MSG_FUNC_APPLY + 1, 63,
 		TRACED_MSG_CTL_REQUEST + 1, 95, TRACED_MSG_TYPE_MAX, 1000,
 		UINT32_MAX,
 	};
@@ -704,19 +710,19 @@ test_wire_ring_order_and_tid(void **state)
 
 	(void)state;
 	len = make_ring(mbuf);
-	r->order = TRACED_RING_ORDER_MIN - 1;
+	r->max_order = TRACED_RING_ORDER_MIN - 1;
 	decode_fails(mbuf, len, 1, -EBADMSG, "ring size");
-	r->order = TRACED_RING_ORDER_MAX + 1;
+	r->max_order = TRACED_RING_ORDER_MAX + 1;
 	decode_fails(mbuf, len, 1, -EBADMSG, "ring size");
-	r->order = 0;
+	r->max_order = 0;
 	decode_fails(mbuf, len, 1, -EBADMSG, "ring size");
-	r->order = UINT32_MAX;
+	r->max_order = UINT32_MAX;
 	decode_fails(mbuf, len, 1, -EBADMSG, "ring size");
-	r->order = TRACED_RING_ORDER_MIN;
+	r->max_order = TRACED_RING_ORDER_MIN;
 	decode_ok(mbuf, len, 1, &m);
-	r->order = TRACED_RING_ORDER_MAX;
+	r->max_order = TRACED_RING_ORDER_MAX;
 	decode_ok(mbuf, len, 1, &m);
-	assert_int_equal(m.u.ring->order, TRACED_RING_ORDER_MAX);
+	assert_int_equal(m.u.ring->max_order, TRACED_RING_ORDER_MAX);
 	r->tid = 0;
 	decode_fails(mbuf, len, 1, -EBADMSG, "thread id");
 }
@@ -1019,7 +1025,7 @@ check_accepted(const unsigned char *buf, size_t len, int nfds,
 		break;
 	case TRACED_MSG_RING:
 		assert_int_equal(nfds, 1);
-		assert_in_range(m->u.ring->order, TRACED_RING_ORDER_MIN,
+		assert_in_range(m->u.ring->max_order, TRACED_RING_ORDER_MIN,
 		    TRACED_RING_ORDER_MAX);
 		assert_int_not_equal(m->u.ring->tid, 0);
 		break;
@@ -1129,6 +1135,441 @@ test_wire_decode_survives_mutations(void **state)
 	assert_true(rejected > 1000);
 }
 
+/* ---- RULES ------------------------------------------------------------ */
+
+static size_t
+make_rules(void *buf)
+{
+	struct traced_msg_rules *r = buf;
+
+	memset(r, 0, sizeof(*r));
+	wire_hdr_init(&r->hdr, TRACED_MSG_RULES, sizeof(*r));
+	r->gen = 7;
+	r->nrules = 2;
+	r->size = 40;
+	return sizeof(*r);
+}
+
+static void
+test_wire_decodes_rules_and_ack(void **state)
+{
+	struct traced_msg_rules_ack *a = (void *)mbuf;
+	struct traced_msg_rules *r = (void *)mbuf;
+	struct wire_msg m;
+	const char *why;
+
+	(void)state;
+	make_rules(mbuf);
+	assert_int_equal(wire_decode(mbuf, sizeof(*r), 1, &m, &why), 0);
+	assert_int_equal(m.type, TRACED_MSG_RULES);
+	assert_int_equal(m.u.rules->gen, 7);
+	assert_int_equal(m.u.rules->nrules, 2);
+	decode_fails(mbuf, sizeof(*r), 0, -EBADMSG, "missing descriptor");
+	r->gen = 0;
+	decode_fails(mbuf, sizeof(*r), 1, -EBADMSG, "generation 0");
+	make_rules(mbuf);
+	r->nrules = TRACED_RULES_MAX + 1;
+	decode_fails(mbuf, sizeof(*r), 1, -EBADMSG, "too many rules");
+	make_rules(mbuf);
+	r->size = TRACED_RULES_SIZE_MAX + 1;
+	decode_fails(mbuf, sizeof(*r), 1, -EBADMSG, "rules too large");
+	make_rules(mbuf);
+	r->pad = 1;
+	decode_fails(mbuf, sizeof(*r), 1, -EBADMSG, "reserved bytes");
+
+	memset(a, 0, sizeof(*a));
+	wire_hdr_init(&a->hdr, TRACED_MSG_RULES_ACK, sizeof(*a));
+	a->gen = 9;
+	assert_int_equal(wire_decode(mbuf, sizeof(*a), 0, &m, &why), 0);
+	assert_int_equal(m.u.rules_ack->gen, 9);
+	a->status = -EINVAL;
+	assert_int_equal(wire_decode(mbuf, sizeof(*a), 0, &m, &why), 0);
+	a->status = 1;
+	decode_fails(mbuf, sizeof(*a), 0, -EBADMSG, "bad status");
+	a->status = -5000;
+	decode_fails(mbuf, sizeof(*a), 0, -EBADMSG, "bad status");
+}
+
+/* What wire_rules_parse() reported, for the tests to compare. */
+struct rules_seen {
+	char		 text[512];
+	size_t		 len;
+	int		 refuse_rule;	/* fail at this rule (1-based) */
+	int		 nrules;
+};
+
+static int
+seen_rule(void *arg, unsigned flags, const char *pattern)
+{
+	struct rules_seen *sn = arg;
+
+	if (++sn->nrules == sn->refuse_rule)
+		return -1;
+	sn->len += (size_t)snprintf(sn->text + sn->len,
+	    sizeof(sn->text) - sn->len, "rule %u %s;", flags, pattern);
+	return 0;
+}
+
+static int
+seen_table(void *arg, const struct wire_rules_table *t)
+{
+	struct rules_seen *sn = arg;
+	uint32_t i;
+
+	sn->len += (size_t)snprintf(sn->text + sn->len,
+	    sizeof(sn->text) - sn->len, "table %u:", t->index);
+	for (i = 0; i < t->nevents; i++)
+		sn->len += (size_t)snprintf(sn->text + sn->len,
+		    sizeof(sn->text) - sn->len, " %u", wire_rules_dec(t, i));
+	sn->len += (size_t)snprintf(sn->text + sn->len,
+	    sizeof(sn->text) - sn->len, ";");
+	return 0;
+}
+
+/*
+ * A valid RULES memfd: rules "+eev_*" (on, from TRACED_EVENTS) and
+ * "-pr:ev_b" (off), then provider 1's table of 3 events and provider
+ * 4's of 2.  Returns its size.
+ */
+static size_t
+make_rules_memfd(uint8_t *b)
+{
+	static const uint8_t img[] = {
+		3, 'e', 'v', '_', '*', 0,			/* 6 */
+		0, 'p', 'r', ':', 'e', 'v', '_', 'b', 0,	/* 15 */
+		0,						/* pad */
+		1, 0, 0, 0, 3, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0,
+		4, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0,
+	};
+
+	memcpy(b, img, sizeof(img));
+	return sizeof(img);
+}
+
+static int
+rules_parse(const uint8_t *b, size_t size, uint32_t nrules,
+    struct rules_seen *sn, const char **why)
+{
+	uint8_t *copy = malloc(size ? size : 1);	/* exact: ASan */
+	int rc;
+
+	assert_non_null(copy);
+	memcpy(copy, b, size);
+	memset(sn->text, 0, sizeof(sn->text));
+	sn->len = 0;
+	sn->nrules = 0;
+	*why = NULL;
+	rc = wire_rules_parse(copy, size, nrules, seen_rule, seen_table, sn,
+	    why);
+	free(copy);
+	return rc;
+}
+
+static void
+rules_fails(const uint8_t *b, size_t size, uint32_t nrules,
+    const char *part)
+{
+	struct rules_seen sn = { .refuse_rule = 0 };
+	const char *why;
+
+	if (rules_parse(b, size, nrules, &sn, &why) != -1)
+		fail_msg("accepted, expected '%s'", part);
+	assert_non_null(why);
+	if (strstr(why, part) == NULL)
+		fail_msg("reason '%s' does not say '%s'", why, part);
+}
+
+static void
+test_wire_rules_parse_reads_rules_and_tables(void **state)
+{
+	struct rules_seen sn = { .refuse_rule = 0 };
+	uint8_t b[128];
+	const char *why;
+	size_t n = make_rules_memfd(b);
+
+	(void)state;
+	assert_int_equal(rules_parse(b, n, 2, &sn, &why), 0);
+	assert_string_equal(sn.text, "rule 3 ev_*;rule 0 pr:ev_b;"
+	    "table 1: 1 2 0;table 4: 0 1;");
+	/* Rules only; and nothing at all. */
+	assert_int_equal(rules_parse(b, 16, 2, &sn, &why), 0);
+	assert_string_equal(sn.text, "rule 3 ev_*;rule 0 pr:ev_b;");
+	assert_int_equal(rules_parse(b, 0, 0, &sn, &why), 0);
+	assert_string_equal(sn.text, "");
+	/* A callback says no. */
+	sn.refuse_rule = 2;
+	assert_int_equal(rules_parse(b, n, 2, &sn, &why), -1);
+	assert_string_equal(why, "rule refused");
+}
+
+static void
+test_wire_rules_parse_refuses_bad_memfds(void **state)
+{
+	uint8_t b[128], c[128];
+	size_t n = make_rules_memfd(b), len;
+
+	(void)state;
+	/* Every cut short: no valid prefix but the ones ending a part. */
+	for (len = 0; len < n; len++)
+		if (len != 16 && len != 32)
+			rules_fails(b, len, 2, "");
+	rules_fails(b, n, 3, "not printable");
+	rules_fails(b, 6, 2, "fewer rules than announced");
+	rules_fails(b, n, 1, "bad padding after the rules");
+	rules_fails(b, n, TRACED_RULES_MAX + 1, "rules too large");
+	{
+		const char *why = NULL;
+
+		/* Refused on its size alone, before a byte is read. */
+		assert_int_equal(wire_rules_parse(b, TRACED_RULES_SIZE_MAX + 1,
+		    2, NULL, NULL, NULL, &why), -1);
+		assert_string_equal(why, "rules too large");
+	}
+	memcpy(c, b, n);
+	c[0] = 4;
+	rules_fails(c, n, 2, "unknown rule flags");
+	memcpy(c, b, n);
+	c[1] = '\0';
+	rules_fails(c, n, 2, "bad rule pattern length");
+	memcpy(c, b, n);
+	c[2] = '\t';
+	rules_fails(c, n, 2, "not printable ASCII");
+	memcpy(c, b, n);
+	c[3] = (uint8_t)0xc3;
+	rules_fails(c, n, 2, "not printable ASCII");
+	memcpy(c, b, n);
+	c[15] = 1;
+	rules_fails(c, n, 2, "bad padding after the rules");
+	memcpy(c, b, n);
+	c[20] = 0;				/* nevents 0 */
+	rules_fails(c, n, 2, "bad table size");
+	memcpy(c, b, n);
+	c[22] = 1;				/* nevents 65539 */
+	rules_fails(c, n, 2, "bad table size");
+	memcpy(c, b, n);
+	c[26] = 3;				/* rule 3 of 2 */
+	rules_fails(c, n, 2, "unknown rule");
+	memcpy(c, b, n);
+	c[30] = 1;
+	rules_fails(c, n, 2, "bad padding after a table");
+	memcpy(c, b, n);
+	c[32] = 1;				/* provider 1 twice */
+	rules_fails(c, n, 2, "tables out of order");
+	memcpy(c, b, n);
+	c[32] = 0;				/* provider 0 after 1 */
+	rules_fails(c, n, 2, "tables out of order");
+	memcpy(c, b, n);
+	c[16 + 4] = 200;			/* longer than the memfd */
+	rules_fails(c, n, 2, "truncated table");
+	/* A pattern of 255 bytes is fine, 256 is not. */
+	{
+		uint8_t big[300];
+
+		memset(big, 'x', sizeof(big));
+		big[0] = 1;
+		big[256] = '\0';
+		big[257] = big[258] = big[259] = 0;
+		struct rules_seen sn = { .refuse_rule = 0 };
+		const char *why;
+
+		assert_int_equal(rules_parse(big, 260, 1, &sn, &why), 0);
+		big[256] = 'x';
+		big[257] = '\0';
+		rules_fails(big, 260, 1, "bad rule pattern length");
+	}
+}
+
+/* Random bytes never crash it nor read past the end (ASan). */
+static void
+test_wire_rules_parse_survives_random_bytes(void **state)
+{
+	struct rules_seen sn = { .refuse_rule = 0 };
+	uint8_t b[128];
+	uint32_t x = 0x9e3779b9;
+	const char *why;
+	size_t n = make_rules_memfd(b), i, k;
+	int ok = 0;
+
+	(void)state;
+	for (i = 0; i < 20000; i++) {
+		uint8_t c[128];
+
+		memcpy(c, b, n);
+		for (k = 0; k < 1 + i % 3; k++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			c[x % n] = (uint8_t)(x >> 8);
+		}
+		if (rules_parse(c, x % 2 ? n : (x >> 3) % n, 2, &sn,
+		    &why) == 0)
+			ok++;
+		else
+			assert_non_null(why);
+	}
+	assert_true(ok > 0);
+}
+
+/* ---- function tracing messages -------------------------------------- */
+
+static size_t
+make_module(void *buf, const char *path)
+{
+	struct traced_msg_module *mo = buf;
+	size_t len = sizeof(*mo) + strlen(path) + 1;
+
+	memset(mo, 0, sizeof(*mo));
+	wire_hdr_init(&mo->hdr, TRACED_MSG_MODULE, (uint32_t)len);
+	mo->index = 3;
+	mo->flags = TRACED_MODULE_FUNCS;
+	mo->base = 0x555500000000;
+	mo->start = 0x555500000000;
+	mo->end = 0x555500004000;
+	mo->build_id_len = 20;
+	memcpy(mo + 1, path, strlen(path) + 1);
+	return len;
+}
+
+static void
+test_wire_module(void **state)
+{
+	struct traced_msg_module *mo = (void *)mbuf;
+	char path[TRACED_PATH_MAX + 8];
+	struct wire_msg m;
+	size_t len;
+
+	(void)state;
+	len = make_module(mbuf, "/opt/app/bin/app");
+	decode_ok(mbuf, len, 0, &m);
+	assert_string_equal(m.payload, "/opt/app/bin/app");
+	assert_int_equal(m.payload_len, strlen("/opt/app/bin/app") + 1);
+	decode_fails(mbuf, len, 1, -EBADMSG, "unexpected descriptor");
+	mo->flags = 2;
+	decode_fails(mbuf, len, 0, -EBADMSG, "unknown flags");
+	mo->flags = 0;
+	mo->index = TRACED_MODULES_MAX;
+	decode_fails(mbuf, len, 0, -EBADMSG, "module number");
+	mo->index = 0;
+	mo->build_id_len = TRACED_BUILD_ID_MAX + 1;
+	decode_fails(mbuf, len, 0, -EBADMSG, "build id");
+	mo->build_id_len = 0;
+	mo->start = mo->end + 1;
+	decode_fails(mbuf, len, 0, -EBADMSG, "reversed");
+	mo->start = mo->end;
+	mo->pad = 1;
+	decode_fails(mbuf, len, 0, -EBADMSG, "reserved");
+	mo->pad = 0;
+	/* The path: there, NUL-terminated at its end, printable. */
+	wire_hdr_init(&mo->hdr, TRACED_MSG_MODULE, sizeof(*mo));
+	decode_fails(mbuf, sizeof(*mo), 0, -EBADMSG, "module path");
+	wire_hdr_init(&mo->hdr, TRACED_MSG_MODULE, (uint32_t)(len - 1));
+	decode_fails(mbuf, len - 1, 0, -EBADMSG, "module path");
+	len = make_module(mbuf, "/a\tb");
+	decode_fails(mbuf, len, 0, -EBADMSG, "module path");
+	len = make_module(mbuf, "/a");
+	((char *)(mo + 1))[0] = '\0';
+	decode_fails(mbuf, len, 0, -EBADMSG, "module path");
+	memset(path, 'p', sizeof(path));
+	path[TRACED_PATH_MAX - 1] = '\0';
+	len = make_module(mbuf, path);
+	decode_ok(mbuf, len, 0, &m);
+	path[TRACED_PATH_MAX - 1] = 'p';
+	path[TRACED_PATH_MAX] = '\0';
+	len = make_module(mbuf, path);
+	decode_fails(mbuf, len, 0, -EBADMSG, "module path");
+}
+
+static void
+test_wire_funcs(void **state)
+{
+	struct traced_msg_funcs *f = (void *)mbuf;
+	struct wire_msg m;
+
+	(void)state;
+	memset(f, 0, sizeof(*f));
+	wire_hdr_init(&f->hdr, TRACED_MSG_FUNCS, sizeof(*f));
+	f->module = 1;
+	f->nfuncs = 5000;
+	f->desc_size = 100000;
+	f->stats_off = 8192;
+	f->state_size = 8192 + 5000ull * TRACED_FUNC_STAT_SIZE;
+	decode_ok(mbuf, sizeof(*f), 2, &m);
+	decode_fails(mbuf, sizeof(*f), 1, -EBADMSG, "missing descriptor");
+	f->nfuncs = 0;
+	decode_fails(mbuf, sizeof(*f), 2, -EBADMSG, "function count");
+	f->nfuncs = TRACED_FUNCS_MAX + 1;
+	decode_fails(mbuf, sizeof(*f), 2, -EBADMSG, "function count");
+	f->nfuncs = 5000;
+	f->desc_size = TRACED_DESC_MAX + 1;
+	decode_fails(mbuf, sizeof(*f), 2, -EBADMSG, "description size");
+	f->desc_size = 10;
+	f->stats_off = 4096;	/* less than a byte per function */
+	decode_fails(mbuf, sizeof(*f), 2, -EBADMSG, "state layout");
+	f->stats_off = 8193;
+	decode_fails(mbuf, sizeof(*f), 2, -EBADMSG, "state layout");
+	f->stats_off = 8192;
+	f->state_size--;
+	decode_fails(mbuf, sizeof(*f), 2, -EBADMSG, "state layout");
+	f->state_size = UINT64_MAX;
+	decode_fails(mbuf, sizeof(*f), 2, -EBADMSG, "state layout");
+}
+
+static void
+test_wire_tracer(void **state)
+{
+	struct traced_msg_tracer *t = (void *)mbuf;
+	struct wire_msg m;
+
+	(void)state;
+	memset(t, 0, sizeof(*t));
+	wire_hdr_init(&t->hdr, TRACED_MSG_TRACER, sizeof(*t));
+	t->index = TRACED_TRACERS_MAX - 1;
+	t->flags = TRACED_TRACER_ON | TRACED_TRACER_BUILTIN;
+	strcpy(t->name, "my_tracer-2");
+	decode_ok(mbuf, sizeof(*t), 0, &m);
+	t->index = TRACED_TRACERS_MAX;
+	decode_fails(mbuf, sizeof(*t), 0, -EBADMSG, "slot");
+	t->index = 0;
+	t->flags = 8;
+	decode_fails(mbuf, sizeof(*t), 0, -EBADMSG, "unknown flags");
+	t->flags = TRACED_TRACER_GONE;
+	strcpy(t->name, "Upper");
+	decode_fails(mbuf, sizeof(*t), 0, -EBADMSG, "tracer name");
+	strcpy(t->name, "a b");
+	decode_fails(mbuf, sizeof(*t), 0, -EBADMSG, "tracer name");
+	t->name[0] = '\0';
+	decode_fails(mbuf, sizeof(*t), 0, -EBADMSG, "tracer name");
+	memset(t->name, 'a', sizeof(t->name));
+	decode_fails(mbuf, sizeof(*t), 0, -EBADMSG, "tracer name");
+}
+
+static void
+test_wire_func_stats_and_apply(void **state)
+{
+	struct traced_msg_func_stats *st = (void *)mbuf;
+	struct traced_msg_func_apply *a = (void *)mbuf;
+	struct wire_msg m;
+
+	(void)state;
+	memset(st, 0, sizeof(*st));
+	wire_hdr_init(&st->hdr, TRACED_MSG_FUNC_STATS, sizeof(*st));
+	st->gen = 7;
+	st->patched = 12;
+	decode_ok(mbuf, sizeof(*st), 0, &m);
+	assert_int_equal(m.u.func_stats->gen, 7);
+	wire_hdr_init(&st->hdr, TRACED_MSG_FUNC_STATS, sizeof(*st) - 8);
+	decode_fails(mbuf, sizeof(*st) - 8, 0, -EBADMSG, "wrong size");
+	memset(a, 0, sizeof(*a));
+	wire_hdr_init(&a->hdr, TRACED_MSG_FUNC_APPLY, sizeof(*a));
+	a->gen = 3;
+	a->tracer_set = 0x5;
+	a->tracer_on = 0x1;
+	decode_ok(mbuf, sizeof(*a), 0, &m);
+	assert_int_equal(m.u.func_apply->tracer_set, 0x5);
+	a->pad = 1;
+	decode_fails(mbuf, sizeof(*a), 0, -EBADMSG, "reserved");
+}
+
 int
 main(void)
 {
@@ -1156,6 +1597,10 @@ main(void)
 		cmocka_unit_test(test_wire_rejects_bad_provider_name),
 		cmocka_unit_test(test_wire_provider_id_ranges),
 		cmocka_unit_test(test_wire_provider_desc_size_range),
+		cmocka_unit_test(test_wire_module),
+		cmocka_unit_test(test_wire_funcs),
+		cmocka_unit_test(test_wire_tracer),
+		cmocka_unit_test(test_wire_func_stats_and_apply),
 		cmocka_unit_test(test_wire_ring_order_and_tid),
 		cmocka_unit_test(test_wire_welcome_clock_and_order),
 		cmocka_unit_test(test_wire_ctl_request_argc_limits),
@@ -1167,6 +1612,11 @@ main(void)
 		cmocka_unit_test(
 		    test_wire_ctl_request_encode_refuses_what_does_not_fit),
 		cmocka_unit_test(test_wire_decode_survives_mutations),
+		cmocka_unit_test(test_wire_decodes_rules_and_ack),
+		cmocka_unit_test(test_wire_rules_parse_reads_rules_and_tables),
+		cmocka_unit_test(test_wire_rules_parse_refuses_bad_memfds),
+		cmocka_unit_test(
+		    test_wire_rules_parse_survives_random_bytes),
 		cmocka_unit_test(test_wire_rejects_nonzero_padding),
 	};
 

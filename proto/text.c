@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Checking and escaping client text; see text.h.  The decoder follows
+ * the table of well-formed byte sequences in the Unicode standard
+ * (section 3.9, table 3-7).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "text.h"
+
+size_t
+text_utf8_len(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t need, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] < 0xc2)
+		return 0;		/* a continuation byte, or overlong */
+	if (p[0] < 0xe0)
+		need = 1;
+	else if (p[0] < 0xf0) {
+		need = 2;
+		if (p[0] == 0xe0)
+			lo = 0xa0;	/* overlong */
+		if (p[0] == 0xed)
+			hi = 0x9f;	/* surrogates */
+	} else if (p[0] < 0xf5) {
+		need = 3;
+		if (p[0] == 0xf0)
+			lo = 0x90;	/* overlong */
+		if (p[0] == 0xf4)
+			hi = 0x8f;	/* past U+10FFFF */
+	} else
+		return 0;
+	if (n < need + 1 || p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i <= need; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return need + 1;
+}
+
+/* Is the character at s (k bytes long) a control character? */
+static int
+text_control(const unsigned char *s, size_t k)
+{
+	if (k == 1)
+		return s[0] < 0x20 || s[0] == 0x7f;
+	/* C1: U+0080 to U+009F, encoded c2 80 to c2 9f. */
+	return k == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+}
+
+int
+text_valid(const char *s, size_t n, size_t *bad)
+{
+	size_t i = 0, k;
+
+	while (i < n) {
+		k = text_utf8_len(s + i, n - i);
+		if (k == 0 || text_control((const unsigned char *)s + i, k)) {
+			if (bad != NULL)
+				*bad = i;
+			return 0;
+		}
+		i += k;
+	}
+	return 1;
+}
+
+char *
+text_escape(char *dst, size_t size, const char *s)
+{
+	size_t o = 0, n = strlen(s), i = 0, k;
+
+	while (i < n) {
+		k = text_utf8_len(s + i, n - i);
+		if (k == 0 || text_control((const unsigned char *)s + i, k) ||
+		    s[i] == '\\') {
+			if (o + 5 > size - 1)
+				break;
+			if (s[i] == '\\' && k == 1) {
+				memcpy(dst + o, "\\\\", 2);
+				o += 2;
+			} else {
+				snprintf(dst + o, size - o, "\\x%02x",
+				    (unsigned char)s[i]);
+				o += 4;
+			}
+			i++;
+			continue;
+		}
+		if (o + k > size - 1)
+			break;
+		memcpy(dst + o, s + i, k);
+		o += k;
+		i += k;
+	}
+	dst[o] = '\0';
+	return dst;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Text that crosses from a client into everything the daemon writes:
+ * names, format strings, a process's comm.  Checked once, at the door,
+ * for what every later writer needs (a CTF metadata file, JSON, a log
+ * line, a terminal): valid UTF-8 (no overlong forms, surrogates or code
+ * points past U+10FFFF) and no control characters.  Proto: pure, no
+ * allocation, any thread; the fuzz targets cover it.
+ */
+#ifndef TRACED_PROTO_TEXT_H
+#define TRACED_PROTO_TEXT_H
+
+#include <stddef.h>
+
+/*
+ * Length of the valid UTF-8 sequence at s[0, n) (1 to 4), or 0 if
+ * there is none there.  n >= 1.
+ */
+size_t	text_utf8_len(const char *s, size_t n);
+
+/*
+ * Is s[0, n) valid UTF-8 without control characters (C0, DEL, C1)?
+ * Returns 1, or 0 with the offset of the first bad byte in *bad (when
+ * bad is not NULL).
+ */
+int	text_valid(const char *s, size_t n, size_t *bad);
+
+/*
+ * Copy the NUL-terminated s into dst (size > 0) as valid text: each
+ * byte that is not part of valid, printable UTF-8 becomes "\xNN", and a
+ * backslash "\\", so that nothing is lost and the result reads back
+ * unambiguously.  Cut short at a whole character.  Returns dst.
+ */
+char	*text_escape(char *dst, size_t size, const char *s);
+
+#endif /* TRACED_PROTO_TEXT_H */
