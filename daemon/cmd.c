@@ -5,9 +5,17 @@
  * The control commands.  The table itself is proto/commands.def, shared
  * with tracectl; cmd_exec() looks the command up (exact name, then
  * unique prefix), checks arity and permission (state-changing commands
- * need uid 0, the daemon's uid or its group) and calls the handler
- * below, which answers through the reply builder of control.c: lines
- * for people, or one JSON object per line with --json.  Loop thread.
+ * need uid 0, the daemon's uid or its group, primary or supplementary)
+ * and calls the handler below, which answers through the reply builder
+ * of control.c: lines for people, or with --json one JSON object per
+ * line, built and written by jansson (never by hand: the text in them
+ * comes from clients).  In JSON, counts are numbers, exact up to 2^53;
+ * times in nanoseconds are strings of digits, which jq and JavaScript
+ * would otherwise round; booleans are true and false; a value nobody
+ * knows is null.
+ *
+ * Every handler's work is bounded by what the daemon holds (sessions,
+ * distinct event classes), never by a product of them.  Loop thread.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,65 +26,112 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "clock.h"
 #include "command.h"
+#include "func.h"
+#include "text.h"
 #include "traced.h"
 
 typedef int (*cmd_exec_cb)(struct reply *, int, char **);
 
 static const char *cause_names[TRACED_DROP_NCAUSES] = {
 	"ring_full", "nested", "disconnected", "paused", "write_error",
-	"invalid",
+	"invalid", "deleted",
 };
 
+/* Sessions with at most this many threads list each in info trace. */
+#define INFO_THREADS_SHOWN	8
+/* Busiest threads shown of a session with more. */
+#define INFO_THREADS_TOP	5
+
+/* ---- JSON values ------------------------------------------------- */
+
 /*
- * JSON string literal of s (quoted, escaped) into buf; returns buf.
- * Cut short, still valid, if it does not fit.
+ * A JSON string of s, or null for NULL.  Client text was made valid
+ * UTF-8 at the door; anything else is escaped here rather than lost.
  */
-const char *
-json_str(char *buf, size_t size, const char *s)
+static json_t *
+jstr(const char *s)
 {
+	char buf[4096];
+	json_t *j;
+
+	if (s == NULL)
+		return json_null();
+	if ((j = json_string(s)) != NULL)
+		return j;
+	return json_string(text_escape(buf, sizeof(buf), s));
+}
+
+/* A time in nanoseconds, exact: a string of digits, or null for 0. */
+static json_t *
+jns(uint64_t ns)
+{
+	char buf[32];
+
+	if (ns == 0)
+		return json_null();
+	snprintf(buf, sizeof(buf), "%" PRIu64, ns);
+	return json_string(buf);
+}
+
+static json_t *
+jnum(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/* Losses by cause as an object, every cause present. */
+static json_t *
+jcauses(const uint64_t *lost)
+{
+	json_t *o = json_object();
+	int i;
+
+	for (i = 0; o != NULL && i < TRACED_DROP_NCAUSES; i++)
+		json_object_set_new(o, cause_names[i], jnum(lost[i]));
+	return o;
+}
+
+/*
+ * Losses by cause for people into buf, "ring_full 3, nested 1" (causes
+ * with none left out).  Returns the total.
+ */
+static uint64_t
+format_causes(char *buf, size_t size, const uint64_t *lost)
+{
+	uint64_t total = 0;
 	size_t o = 0;
+	int i;
 
-	if (size < 3)
-		return "\"\"";
-	buf[o++] = '"';
-	for (; *s != '\0' && o + 8 < size; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)ch;
-		} else if (ch < 0x20 || ch == 0x7f) {
-			o += (size_t)snprintf(buf + o, size - o, "\\u%04x", ch);
-		} else
-			buf[o++] = (char)ch;
+	buf[0] = '\0';
+	for (i = 0; i < TRACED_DROP_NCAUSES; i++) {
+		total += lost[i];
+		if (lost[i] == 0 || o >= size)
+			continue;
+		o += (size_t)snprintf(buf + o, size - o, "%s%s %" PRIu64,
+		    o ? ", " : "", cause_names[i], lost[i]);
 	}
-	if (*s != '\0') {
-		/* Cut short: not in the middle of a UTF-8 sequence. */
-		size_t k = 0;
+	return total;
+}
 
-		while (k < 3 && o - k > 1 &&
-		    ((unsigned char)buf[o - k - 1] & 0xc0) == 0x80)
-			k++;
-		if (o - k > 1 && (unsigned char)buf[o - k - 1] >= 0xc0) {
-			unsigned char lead = (unsigned char)buf[o - k - 1];
-			size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+/* ---- help -------------------------------------------------------- */
 
-			if (k + 1 < need)
-				o -= k + 1;
-		}
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
-	return buf;
+static json_t *
+help_item(const struct command_def *d, const char *usage)
+{
+	return json_pack("{s:o, s:o, s:o, s:b}", "name", jstr(d->name),
+	    "usage", jstr(usage), "help", jstr(d->help), "changes_state",
+	    (d->flags & CMD_F_PRIVILEGED) != 0);
 }
 
 static int
 cmd_help_exec(struct reply *r, int argc, char **argv)
 {
 	const struct command_def *t, *d;
-	char err[256], usage[512], j1[128], j2[512], j3[512];
+	char err[512], usage[512];
 	size_t n, i;
 	int consumed;
 
@@ -92,12 +147,7 @@ cmd_help_exec(struct reply *r, int argc, char **argv)
 		}
 		command_format_usage(d, usage, sizeof(usage));
 		if (reply_json(r))
-			reply_line(r, "{\"name\":%s,\"usage\":%s,\"help\":%s,"
-			    "\"changes_state\":%s}",
-			    json_str(j1, sizeof(j1), d->name),
-			    json_str(j2, sizeof(j2), usage),
-			    json_str(j3, sizeof(j3), d->help),
-			    d->flags & CMD_F_PRIVILEGED ? "true" : "false");
+			reply_item(r, help_item(d, usage));
 		else {
 			reply_line(r, "%s", usage);
 			reply_line(r, "  %s", d->help);
@@ -107,12 +157,7 @@ cmd_help_exec(struct reply *r, int argc, char **argv)
 	t = command_table(&n);
 	for (i = 0; i < n; i++) {
 		if (reply_json(r))
-			reply_line(r, "{\"name\":%s,\"usage\":%s,\"help\":%s,"
-			    "\"changes_state\":%s}",
-			    json_str(j1, sizeof(j1), t[i].name),
-			    json_str(j2, sizeof(j2), t[i].usage),
-			    json_str(j3, sizeof(j3), t[i].help),
-			    t[i].flags & CMD_F_PRIVILEGED ? "true" : "false");
+			reply_item(r, help_item(&t[i], t[i].usage));
 		else
 			reply_line(r, "%-18s %-24s %s", t[i].name, t[i].usage,
 			    t[i].help);
@@ -120,131 +165,340 @@ cmd_help_exec(struct reply *r, int argc, char **argv)
 	return TRACED_CTL_OK;
 }
 
+/* ---- trace-event, info trace-rules -------------------------------- */
+
+/* Does 'pattern' match event k of p, as a rule would? */
+static int
+rule_matches(const char *pattern, const struct pdesc *d, size_t k)
+{
+	char full[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
+
+	if (strchr(pattern, ':') == NULL)
+		return state_glob_match(pattern, d->tf.events[k].name);
+	snprintf(full, sizeof(full), "%s:%s", d->name, d->tf.events[k].name);
+	return state_glob_match(pattern, full);
+}
+
+/*
+ * Events of running processes a pattern matches, and the processes
+ * that have one; each description is matched once, whatever the
+ * number of sessions that share it.
+ */
+static void
+rule_reach(const char *pattern, unsigned *events, unsigned *procs)
+{
+	struct session *s;
+	uint32_t i;
+	size_t k;
+
+	*events = *procs = 0;
+	td->reach_gen++;
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		unsigned before = *events;
+
+		for (i = 0; i < s->nprovs; i++) {
+			struct pdesc *d = s->provs[i]->d;
+
+			/* d->reach_gen marks a description seen in this
+			 * count: its matches are in d->reach. */
+			if (d->reach_gen != td->reach_gen) {
+				d->reach = 0;
+				for (k = 0; k < d->tf.nevents; k++)
+					d->reach += rule_matches(pattern, d,
+					    k);
+				d->reach_gen = td->reach_gen;
+			}
+			*events += d->reach;
+		}
+		if (*events != before)
+			(*procs)++;
+	}
+}
+
+static int cmd_info_trace_rules_exec(struct reply *, int, char **);
+
+/*
+ * Of the events a pattern matches, those a rule of their own process
+ * decides (libtraced's traced_events_set(), TRACED_EVENTS): a daemon
+ * rule does not change them.  Only sessions with such rules are looked
+ * at, each of their events once.
+ */
+static unsigned
+rule_kept(const char *pattern)
+{
+	struct session *s;
+	const struct ptable *t;
+	unsigned n = 0;
+	uint32_t i, k;
+
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		if (s->nptables == 0)
+			continue;
+		for (i = 0; i < s->nprovs; i++) {
+			if ((t = state_ptable(s, s->provs[i]->index)) == NULL)
+				continue;
+			for (k = 0; k < s->provs[i]->nevents; k++)
+				if (state_ptable_on(s, t, k) >= 0 &&
+				    rule_matches(pattern, s->provs[i]->d, k))
+					n++;
+		}
+	}
+	return n;
+}
+
 static int
 cmd_trace_event_exec(struct reply *r, int argc, char **argv)
 {
-	struct session *s;
-	char err[256];
-	unsigned events = 0, procs = 0;
-	int on = command_parse_onoff(argv[1]);
-	uint32_t i, k;
+	char err[256], keptmsg[128] = "";
+	unsigned events, procs, kept;
+	int on;
 
-	(void)argc;
+	if (argc == 1 && strcmp(argv[0], "list") == 0)
+		return cmd_info_trace_rules_exec(r, 0, argv);
+	if (argc == 1) {
+		if (state_rules_reset() == -1)
+			reply_error(r, "the rules are gone now but their "
+			    "removal could not be saved (see the daemon's "
+			    "log): a restarted daemon would have them");
+		else
+			reply_message(r, "every rule removed: each event is "
+			    "on or off as its trace-events file says");
+		return reply_failed(r) ? TRACED_CTL_ERROR : TRACED_CTL_OK;
+	}
 	if (command_pattern_valid(argv[0], err, sizeof(err)) == -1) {
 		reply_error(r, "%s", err);
 		return TRACED_CTL_USAGE;
 	}
-	if (on == -1) {
-		reply_error(r, "expected 'on' or 'off', not '%s'", argv[1]);
+	if (strcmp(argv[1], "delete") == 0) {
+		switch (state_rule_delete(argv[0])) {
+		case 0:
+			reply_error(r, "no rule '%s' (see 'tracectl info "
+			    "trace-rules')", argv[0]);
+			return TRACED_CTL_ERROR;
+		case -1:
+			reply_error(r, "rule '%s' removed now, but the removal "
+			    "could not be saved (see the daemon's log)",
+			    argv[0]);
+			return TRACED_CTL_ERROR;
+		}
+		rule_reach(argv[0], &events, &procs);
+		reply_message(r, "rule '%s' removed: the %u matching event%s "
+		    "in %u running process%s follow the other rules again",
+		    argv[0], events, events == 1 ? "" : "s", procs,
+		    procs == 1 ? "" : "es");
+		return TRACED_CTL_OK;
+	}
+	if ((on = command_parse_onoff(argv[1])) == -1) {
+		reply_error(r, "expected 'on', 'off' or 'delete', not '%s'",
+		    argv[1]);
 		return TRACED_CTL_USAGE;
 	}
 	if (state_rule_add(argv[0], on) == -1)
 		reply_error(r, "the rule applies now but could not be saved "
 		    "in %s (see the daemon's log): a restarted daemon will "
 		    "not have it", td->cfg.state_dir);
-	TAILQ_FOREACH(s, &td->sessions, entry) {
-		unsigned before = events;
-
-		for (i = 0; i < s->nprovs; i++)
-			for (k = 0; k < s->provs[i]->nevents; k++)
-				if (state_glob_match(argv[0],
-				    s->provs[i]->tf.events[k].name))
-					events++;
-		if (events != before)
-			procs++;
-	}
 	if (reply_failed(r))
 		return TRACED_CTL_ERROR;
+	rule_reach(argv[0], &events, &procs);
+	if ((kept = rule_kept(argv[0])) > 0)
+		snprintf(keptmsg, sizeof(keptmsg), " (%u of them stay as "
+		    "their process's own rules say: see 'info trace-events')",
+		    kept);
 	reply_message(r, "'%s' %s: applies now to %u event%s in %u running "
-	    "process%s and to every process that starts later%s", argv[0],
+	    "process%s%s and to every process that starts later%s", argv[0],
 	    on ? "on" : "off", events, events == 1 ? "" : "s", procs,
-	    procs == 1 ? "" : "es",
+	    procs == 1 ? "" : "es", keptmsg,
 	    td->paused && on ? " (trace-file is off: nothing is recorded "
 	    "until 'trace-file on')" : "");
 	return TRACED_CTL_OK;
 }
 
+static int
+cmd_info_trace_rules_exec(struct reply *r, int argc, char **argv)
+{
+	unsigned events, procs;
+	size_t i;
+
+	(void)argc;
+	(void)argv;
+	for (i = 0; i < td->nrules; i++) {
+		rule_reach(td->rules[i].pattern, &events, &procs);
+		if (reply_json(r))
+			reply_item(r, json_pack("{s:I, s:o, s:s, s:I, s:I}",
+			    "order", (json_int_t)i + 1, "pattern",
+			    jstr(td->rules[i].pattern), "state",
+			    td->rules[i].on ? "on" : "off", "events_now",
+			    (json_int_t)events, "processes_now",
+			    (json_int_t)procs));
+		else
+			reply_line(r, "%3zu  %-3s  %-40s (%u event%s in %u "
+			    "running process%s)", i + 1, td->rules[i].on ?
+			    "on" : "off", td->rules[i].pattern, events,
+			    events == 1 ? "" : "s", procs,
+			    procs == 1 ? "" : "es");
+	}
+	if (td->nrules == 0)
+		reply_message(r, "no rule: each event is on or off as its "
+		    "trace-events file says ('disable' makes it off)");
+	else
+		reply_message(r, "the last rule that matches an event decides; "
+		    "'trace-event PATTERN delete' removes one, 'trace-event "
+		    "reset' all");
+	return TRACED_CTL_OK;
+}
+
+/* ---- info trace-events ------------------------------------------ */
+
+/* One event of one session, for info trace-events. */
 struct known_event {
-	char		 name[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
-	int		 on;
-	char		 procs[512];
-	size_t		 nprocs;
+	const struct session	*s;	/* borrowed, as are the others */
+	const struct pdesc	*d;
+	uint32_t		 k;	/* the event's number in d */
+	int			 on;
+	struct state_why	 why;
 };
 
 static int
-known_cmp(const void *a, const void *b)
+known_why_cmp(const struct state_why *a, const struct state_why *b)
 {
-	return strcmp(((const struct known_event *)a)->name,
-	    ((const struct known_event *)b)->name);
+	int c;
+
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	if (a->pattern != NULL && b->pattern != NULL &&
+	    (c = strcmp(a->pattern, b->pattern)) != 0)
+		return c;
+	return (a->flags > b->flags) - (a->flags < b->flags);
 }
 
+/* By provider:event, then state, then reason, then session. */
+static int
+known_cmp(const void *va, const void *vb)
+{
+	const struct known_event *a = va, *b = vb;
+	int c;
+
+	if ((c = strcmp(a->d->name, b->d->name)) != 0 ||
+	    (c = strcmp(a->d->tf.events[a->k].name,
+	    b->d->tf.events[b->k].name)) != 0)
+		return c;
+	if (a->on != b->on)
+		return b->on - a->on;
+	if ((c = known_why_cmp(&a->why, &b->why)) != 0)
+		return c;
+	return (a->s->id > b->s->id) - (a->s->id < b->s->id);
+}
+
+/* One line of output: the same event, state and reason? */
+static int
+known_same(const struct known_event *a, const struct known_event *b)
+{
+	return strcmp(a->d->name, b->d->name) == 0 &&
+	    strcmp(a->d->tf.events[a->k].name,
+	    b->d->tf.events[b->k].name) == 0 && a->on == b->on &&
+	    known_why_cmp(&a->why, &b->why) == 0;
+}
+
+/* Where a state comes from, for people. */
+static const char *
+known_why_text(const struct state_why *w, char *buf, size_t size)
+{
+	switch (w->src) {
+	case STATE_SRC_DEFAULT:
+		return "default";
+	case STATE_SRC_DISABLE:
+		return "default (disable)";
+	case STATE_SRC_RULE:
+		snprintf(buf, size, "rule '%s'", w->pattern);
+		return buf;
+	case STATE_SRC_PROCESS:
+		snprintf(buf, size, "process rule '%s' (%s)", w->pattern,
+		    w->flags & TRACED_RULE_ENV ? "TRACED_EVENTS" :
+		    "traced_events_set");
+		return buf;
+	}
+	return "?";
+}
+
+static const char *const known_src_names[] = {
+	[STATE_SRC_DEFAULT] = "default", [STATE_SRC_DISABLE] = "disable",
+	[STATE_SRC_RULE] = "rule", [STATE_SRC_PROCESS] = "process",
+};
+
+/*
+ * Every event of every connected process, its state and where that
+ * comes from: the default, 'disable', a rule of the daemon, or a rule
+ * of the process itself.  One line per event, state and reason, made
+ * by sorting, so the work is the number of events the sessions hold
+ * (times the daemon's rules, to name the one that decides), not that
+ * squared.
+ */
 static int
 cmd_info_trace_events_exec(struct reply *r, int argc, char **argv)
 {
 	struct known_event *ke = NULL, *nk;
-	size_t nke = 0, cap = 0, i, j;
+	size_t nke = 0, cap = 0, i, j, n, k;
 	struct session *s;
-	char full[sizeof(ke->name)], j1[512], j2[1024];
-	uint32_t p, k;
+	char full[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2], why[320];
+	char where[TRACED_COMM_MAX + 64];
+	const struct known_event *e;
+	uint32_t p;
 
-	TAILQ_FOREACH(s, &td->sessions, entry) {
-		for (p = 0; p < s->nprovs; p++)
-			for (k = 0; k < s->provs[p]->nevents; k++) {
-				const struct tevents_event *ev =
-				    &s->provs[p]->tf.events[k];
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		for (p = 0; p < s->nprovs; p++) {
+			struct pdesc *d = s->provs[p]->d;
 
-				snprintf(full, sizeof(full), "%s:%s",
-				    s->provs[p]->name, ev->name);
+			for (k = 0; k < d->tf.nevents; k++) {
 				if (argc > 0 &&
-				    !state_glob_match(argv[0], ev->name) &&
-				    !state_glob_match(argv[0], full))
+				    !state_glob_match(argv[0],
+				    d->tf.events[k].name) &&
+				    !rule_matches(argv[0], d, k))
 					continue;
-				for (i = 0; i < nke; i++)
-					if (strcmp(ke[i].name, full) == 0)
-						break;
-				if (i == nke) {
-					if (nke == cap) {
-						cap = cap ? cap * 2 : 64;
-						nk = reallocarray(ke, cap,
-						    sizeof(*ke));
-						if (nk == NULL) {
-							free(ke);
-							reply_error(r, "out of "
-							    "memory");
-							return TRACED_CTL_ERROR;
-						}
-						ke = nk;
+				if (nke == cap) {
+					cap = cap ? cap * 2 : 256;
+					nk = reallocarray(ke, cap, sizeof(*ke));
+					if (nk == NULL) {
+						free(ke);
+						reply_error(r, "out of memory");
+						return TRACED_CTL_ERROR;
 					}
-					memset(&ke[i], 0, sizeof(ke[i]));
-					snprintf(ke[i].name,
-					    sizeof(ke[i].name), "%s", full);
-					ke[i].on = state_event_on(
-					    s->provs[p]->name, ev);
-					nke++;
+					ke = nk;
 				}
-				j = strlen(ke[i].procs);
-				if (j + 40 < sizeof(ke[i].procs))
-					snprintf(ke[i].procs + j,
-					    sizeof(ke[i].procs) - j, "%s%s[%d]",
-					    j ? " " : "", s->comm, (int)s->pid);
-				ke[i].nprocs++;
+				ke[nke].s = s;
+				ke[nke].d = d;
+				ke[nke].k = (uint32_t)k;
+				ke[nke].on = state_session_event(s,
+				    s->provs[p], (uint32_t)k, &ke[nke].why);
+				nke++;
 			}
-	}
+		}
 	if (ke != NULL)
 		qsort(ke, nke, sizeof(*ke), known_cmp);
-	for (i = 0; i < nke; i++) {
+	for (i = 0; i < nke && !reply_cut(r); i = j) {
+		for (j = i + 1; j < nke && known_same(&ke[i], &ke[j]); j++)
+			;
+		e = &ke[i];
+		n = j - i;
+		snprintf(full, sizeof(full), "%s:%s", e->d->name,
+		    e->d->tf.events[e->k].name);
+		snprintf(where, sizeof(where), "%s[%d]%s", e->s->comm,
+		    (int)e->s->pid, n > 1 ? " and others" : "");
 		if (reply_json(r))
-			reply_line(r, "{\"name\":%s,\"state\":\"%s\","
-			    "\"recording\":%s,\"processes\":%zu,"
-			    "\"where\":%s}",
-			    json_str(j1, sizeof(j1), ke[i].name),
-			    ke[i].on ? "on" : "off",
-			    ke[i].on && !td->paused ? "true" : "false",
-			    ke[i].nprocs, json_str(j2, sizeof(j2),
-			    ke[i].procs));
+			reply_item(r, json_pack("{s:o, s:s, s:b, s:s, s:o, "
+			    "s:o, s:I, s:o}", "name", jstr(full), "state",
+			    e->on ? "on" : "off", "recording",
+			    e->on && !td->paused, "source",
+			    known_src_names[e->why.src], "rule",
+			    jstr(e->why.pattern), "set_by",
+			    e->why.src != STATE_SRC_PROCESS ? json_null() :
+			    jstr(e->why.flags & TRACED_RULE_ENV ?
+			    "TRACED_EVENTS" : "traced_events_set"),
+			    "processes", (json_int_t)n, "where", jstr(where)));
 		else
-			reply_line(r, "%-40s %-3s  %s", ke[i].name,
-			    ke[i].on ? "on" : "off", ke[i].procs);
+			reply_line(r, "%-40s %-3s  %-24s %zu process%s: %s",
+			    full, e->on ? "on" : "off",
+			    known_why_text(&e->why, why, sizeof(why)), n,
+			    n == 1 ? "" : "es", where);
 	}
 	free(ke);
 	if (nke == 0)
@@ -257,12 +511,14 @@ cmd_info_trace_events_exec(struct reply *r, int argc, char **argv)
 	return TRACED_CTL_OK;
 }
 
+/* ---- trace-file ---------------------------------------------------- */
+
 static int
 cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 {
-	struct session *s;
-	char *path;
-	int on;
+	char err[PATH_MAX + 256], was[PATH_MAX];
+	const char *path;
+	int on, created;
 
 	if (strcmp(argv[0], "flush") == 0) {
 		if (argc != 1) {
@@ -270,49 +526,45 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 			return TRACED_CTL_USAGE;
 		}
 		td->flush_gen++;
-		writeout_drain_all(1);
+		writeout_drain_all(td->flush_gen);
 		reply_wait_flush(r, td->flush_gen);
 		return TRACED_CTL_OK;
 	}
 	if (strcmp(argv[0], "set") == 0) {
 		if (argc != 2 || argv[1][0] == '\0') {
-			reply_error(r, "usage: tracectl trace-file set PATH");
+			reply_error(r, "usage: tracectl trace-file set "
+			    "PATH|default");
 			return TRACED_CTL_USAGE;
 		}
-		if (argv[1][0] != '/') {
+		path = argv[1];
+		if (strcmp(path, "default") == 0)
+			path = trace_dir_default();
+		else if (path[0] != '/') {
 			reply_error(r, "'%s' is relative: give an absolute "
 			    "path (the daemon does not share your working "
-			    "directory)", argv[1]);
+			    "directory), or 'default'", path);
 			return TRACED_CTL_USAGE;
 		}
-		if (mkdir_p(argv[1], 0750) == -1 || access(argv[1],
-		    W_OK | X_OK) == -1) {
-			reply_error(r, "cannot write to %s: %s", argv[1],
-			    strerror(errno));
+		snprintf(was, sizeof(was), "%s", td->cfg.trace_dir);
+		if (trace_dir_set(path, strcmp(argv[1], "default") == 0 ?
+		    "default" : "set", &created, err, sizeof(err)) == -1) {
+			if (strcmp(td->cfg.trace_dir, path) == 0)
+				reply_error(r, "%s", err);
+			else
+				reply_error(r, "%s; traces still go to %s",
+				    err, was);
 			return TRACED_CTL_ERROR;
 		}
-		path = strdup(argv[1]);
-		if (path == NULL) {
-			reply_error(r, "out of memory");
-			return TRACED_CTL_ERROR;
-		}
-		free(td->cfg.trace_dir);
-		td->cfg.trace_dir = path;
-		(void)index_trace_dir_set(path, "set");
-		TAILQ_FOREACH(s, &td->sessions, entry)
-			if (!s->closing && s->welcomed &&
-			    session_rotate(s) == -1)
-				reply_error(r, "session %u could not move to "
-				    "%s (see the daemon's log)", s->id, path);
-		log_info("trace output now goes to %s", path);
-		if (reply_failed(r))
-			return TRACED_CTL_ERROR;
-		reply_message(r, "tracing to %s", path);
+		reply_message(r, "tracing to %s%s%s", td->cfg.trace_dir,
+		    created ? " (created)" : "",
+		    strcmp(argv[1], "default") == 0 ? " (the default)" :
+		    "; kept across restarts until 'trace-file set default'");
 		return TRACED_CTL_OK;
 	}
 	on = command_parse_onoff(argv[0]);
 	if (on == -1 || argc != 1) {
-		reply_error(r, "usage: tracectl trace-file on|off|flush|set PATH");
+		reply_error(r, "usage: tracectl trace-file "
+		    "on|off|flush|set PATH|set default");
 		return TRACED_CTL_USAGE;
 	}
 	if (td->paused == !on) {
@@ -330,75 +582,93 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 	return TRACED_CTL_OK;
 }
 
-/*
- * Losses by cause into buf: "ring_full 3, nested 1" for people (causes
- * with none left out), "\"ring_full\":3,..." for JSON.  Returns the total.
- */
-static uint64_t
-format_causes(char *buf, size_t size, const uint64_t *lost, int json)
+/* ---- info trace ---------------------------------------------------- */
+
+/* What one ring says now: events, losses by cause, fill level. */
+struct ring_now {
+	uint64_t	 lost[TRACED_DROP_NCAUSES];
+	uint64_t	 total_lost;
+	uint64_t	 fill;		/* percent */
+	uint64_t	 size;		/* bytes, as its header says now */
+};
+
+static void
+ring_now(const struct sring *rg, struct ring_now *n)
 {
-	uint64_t total = 0;
-	size_t o = 0;
+	uint64_t size, head = 0, tail = 0, d, rec;
+	uint32_t order = rg->order, o;
 	int i;
 
-	buf[0] = '\0';
-	for (i = 0; i < TRACED_DROP_NCAUSES; i++) {
-		total += lost[i];
-		if ((lost[i] == 0 && !json) || o >= size)
-			continue;
-		o += (size_t)snprintf(buf + o, size - o,
-		    json ? "%s\"%s\":%" PRIu64 : "%s%s %" PRIu64,
-		    o ? (json ? "," : ", ") : "", cause_names[i], lost[i]);
+	memcpy(n->lost, rg->lost, sizeof(n->lost));
+	if (rg->hdr != NULL) {
+		/*
+		 * The ring's size, head and tail, from its header: client
+		 * memory, so checked (a size the drain thread did not see
+		 * yet, up to the most the ring may have; only this ring's
+		 * line can be wrong).
+		 */
+		o = __atomic_load_n(&rg->hdr->order, __ATOMIC_RELAXED);
+		if (o >= rg->order && o <= rg->max_order)
+			order = o;
+		head = __atomic_load_n(&rg->hdr->head, __ATOMIC_RELAXED);
+		tail = __atomic_load_n(&rg->hdr->tail, __ATOMIC_RELAXED);
+		/* Losses no LOST record reported yet count too (a total
+		 * that went backwards is no loss). */
+		for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES &&
+		    !rg->books_closed; i++) {
+			d = __atomic_load_n(&rg->hdr->dropped[i],
+			    __ATOMIC_RELAXED);
+			rec = __atomic_load_n(&rg->hdr->recorded[i],
+			    __ATOMIC_RELAXED);
+			if (d > rec && d - rec < (UINT64_C(1) << 48))
+				n->lost[i] += d - rec;
+		}
 	}
-	return total;
+	size = traced_ring_size(order);
+	n->size = size;
+	n->fill = head >= tail && head - tail <= size ?
+	    (head - tail) * 100 / size : 0;
+	n->total_lost = 0;
+	for (i = 0; i < TRACED_DROP_NCAUSES; i++)
+		n->total_lost += n->lost[i];
+}
+
+static const char *
+ring_state(const struct sring *rg)
+{
+	return rg->quarantined ? "refused" : rg->finished ? "finished" :
+	    "active";
 }
 
 static void
 info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 {
-	uint64_t size = traced_ring_size(rg->order);
-	/*
-	 * rg->tail belongs to the worker while the ring is out: the tail
-	 * it last published in the header does for a fill level (client
-	 * memory, so checked, and only this ring's line can be wrong).
-	 */
-	uint64_t head = __atomic_load_n(&rg->hdr->head, __ATOMIC_RELAXED);
-	uint64_t tail = __atomic_load_n(&rg->hdr->tail, __ATOMIC_RELAXED);
-	uint64_t fill = head >= tail && head - tail <= size ?
-	    (head - tail) * 100 / size : 0;
-	char causes[256], j1[PATH_MAX + 16];
-	uint64_t lost, all[TRACED_DROP_NCAUSES], d, rec;
-	int i;
+	struct ring_now n;
+	char causes[256];
 
-	/* Losses not yet reported by a LOST record count too (client
-	 * memory: a total that went backwards is no loss). */
-	memcpy(all, rg->lost, sizeof(all));
-	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES && !rg->books_closed; i++) {
-		d = __atomic_load_n(&rg->hdr->dropped[i], __ATOMIC_RELAXED);
-		rec = __atomic_load_n(&rg->hdr->recorded[i], __ATOMIC_RELAXED);
-		if (d > rec && d - rec < (UINT64_C(1) << 48))
-			all[i] += d - rec;
-	}
-	lost = format_causes(causes, sizeof(causes), all, reply_json(r));
+	ring_now(rg, &n);
 	if (reply_json(r)) {
-		reply_line(r, "{\"type\":\"ring\",\"session\":%u,\"tid\":%d,"
-		    "\"size\":%" PRIu64 ",\"fill_percent\":%" PRIu64 ","
-		    "\"events\":%" PRIu64 ",\"bytes\":%" PRIu64 ","
-		    "\"lost\":%" PRIu64 ",\"lost_by_cause\":{%s},"
-		    "\"lost_records\":%" PRIu64 ","
-		    "\"state\":\"%s\",\"stream\":%s,\"write_error\":%s}",
-		    s->id, (int)rg->tid, size, fill, rg->events, rg->bytes,
-		    lost, causes, rg->lost_records, rg->quarantined ? "refused" :
-		    rg->finished ? "finished" : "active",
-		    json_str(j1, sizeof(j1), rg->stream_path ?
-		    rg->stream_path : ""),
-		    rg->write_errno ? "true" : "false");
+		reply_item(r, json_pack("{s:s, s:I, s:i, s:I, s:I, s:I, s:I, "
+		    "s:I, s:o, s:I, s:s, s:o, s:b, s:I}", "type", "ring",
+		    "session", (json_int_t)s->id, "tid", (int)rg->tid, "size",
+		    (json_int_t)n.size, "fill_percent",
+		    (json_int_t)n.fill, "events", (json_int_t)rg->events,
+		    "bytes", (json_int_t)rg->bytes, "lost",
+		    (json_int_t)n.total_lost, "lost_by_cause",
+		    jcauses(n.lost), "lost_records",
+		    (json_int_t)rg->lost_records, "state", ring_state(rg),
+		    "stream", jstr(rg->stream_path), "write_error",
+		    rg->write_errno != 0, "max_size",
+		    (json_int_t)traced_ring_size(rg->max_order)));
 		return;
 	}
-	reply_line(r, "    thread %-7d ring %6" PRIu64 " KiB %3" PRIu64 "%% "
-	    "full  events %" PRIu64 "  bytes %" PRIu64 "  lost %" PRIu64
-	    "%s%s%s%s%s%s", (int)rg->tid, size / 1024, fill, rg->events,
-	    rg->bytes, lost, lost ? " (" : "", causes, lost ? ")" : "",
+	format_causes(causes, sizeof(causes), n.lost);
+	reply_line(r, "    thread %-7d ring %6" PRIu64 " KiB (of %" PRIu64 ") %3"
+	    PRIu64 "%% full  events %" PRIu64 "  lost %" PRIu64 "%s%s%s%s%s%s",
+	    (int)rg->tid, n.size / 1024,
+	    traced_ring_size(rg->max_order) / 1024, n.fill,
+	    rg->events, n.total_lost, n.total_lost ? " (" : "", causes,
+	    n.total_lost ? ")" : "",
 	    rg->quarantined ? "  REFUSED (bad ring contents)" : "",
 	    rg->finished ? "  finished" : "",
 	    rg->write_errno ? "  WRITE ERROR" : "");
@@ -407,48 +677,111 @@ info_ring(struct reply *r, const struct session *s, const struct sring *rg)
 		    rg->stream_path : "(no file)", strerror(rg->write_errno));
 }
 
+static int
+ring_busier(const void *a, const void *b)
+{
+	const struct sring *x = *(const struct sring *const *)a;
+	const struct sring *y = *(const struct sring *const *)b;
+
+	return x->events < y->events ? 1 : x->events > y->events ? -1 : 0;
+}
+
+/*
+ * A session with many threads, for people: the busiest few, and the
+ * rest summed up in one line.  The details are in info session ID.
+ */
+static void
+info_threads_summary(struct reply *r, const struct session *s)
+{
+	const struct sring **rs, *rg;
+	struct ring_now n;
+	uint64_t events = 0, lost = 0, all[TRACED_DROP_NCAUSES] = { 0 };
+	uint32_t i = 0, k, finished = 0, refused = 0;
+	char causes[256];
+	int c;
+
+	if ((rs = calloc(s->nrings, sizeof(*rs))) == NULL)
+		return;
+	TAILQ_FOREACH(rg, &s->rings, entry)
+		if (i < s->nrings)
+			rs[i++] = rg;
+	qsort(rs, i, sizeof(*rs), ring_busier);
+	for (k = 0; k < i && k < INFO_THREADS_TOP; k++)
+		info_ring(r, s, rs[k]);
+	for (; k < i; k++) {
+		ring_now(rs[k], &n);
+		events += rs[k]->events;
+		lost += n.total_lost;
+		for (c = 0; c < TRACED_DROP_NCAUSES; c++)
+			all[c] += n.lost[c];
+		finished += rs[k]->finished;
+		refused += rs[k]->quarantined;
+	}
+	format_causes(causes, sizeof(causes), all);
+	reply_line(r, "    ... %u more threads (%u finished%s): events %"
+	    PRIu64 "  lost %" PRIu64 "%s%s%s; each thread: 'tracectl info "
+	    "session %u'", i - INFO_THREADS_TOP, finished, refused ?
+	    ", some REFUSED" : "", events, lost, lost ? " (" : "", causes,
+	    lost ? ")" : "", s->id);
+	free(rs);
+}
+
 /* The sessions that ended lately, with their final counts. */
 static void
 info_ended(struct reply *r)
 {
 	const struct ended *e;
-	char causes[256], j1[64], j2[PATH_MAX + 16];
-	uint64_t lost;
+	uint64_t events, lost, all[TRACED_DROP_NCAUSES];
+	char causes[256];
 	uint32_t i;
+	int c;
 
 	if (!reply_json(r) && !TAILQ_EMPTY(&td->ended))
-		reply_line(r, "ended sessions (the last %d):", ENDED_KEEP);
+		reply_line(r, "ended lately (the last %d; 'tracectl info "
+		    "sessions' has them all):", ENDED_KEEP);
 	TAILQ_FOREACH(e, &td->ended, entry) {
-		if (reply_json(r))
-			reply_line(r, "{\"type\":\"ended_session\",\"session\":%u,"
-			    "\"pid\":%d,\"uid\":%u,\"comm\":%s,\"dir\":%s,"
-			    "\"lost_before_connect\":%" PRIu64 "}", e->id,
-			    (int)e->pid, (unsigned)e->uid,
-			    json_str(j1, sizeof(j1), e->comm),
-			    json_str(j2, sizeof(j2), e->dir ? e->dir : ""),
-			    e->lost_disconnected);
-		else
-			reply_line(r, "  session %u: %s[%d] uid %u, ended; %s",
-			    e->id, e->comm, (int)e->pid, (unsigned)e->uid,
-			    e->dir ? e->dir : "-");
-		for (i = 0; i < e->nthreads; i++) {
-			const struct ended_thread *t = &e->threads[i];
+		if (reply_json(r)) {
+			reply_item(r, json_pack("{s:s, s:I, s:i, s:I, s:o, "
+			    "s:o, s:I, s:o, s:o}", "type", "ended_session",
+			    "session", (json_int_t)e->id, "pid", (int)e->pid,
+			    "uid", (json_int_t)e->uid, "comm", jstr(e->comm),
+			    "dir", jstr(e->dir), "lost_before_connect",
+			    (json_int_t)e->lost_disconnected, "started_ns",
+			    jns(e->started), "ended_ns", jns(e->ended_at)));
+			for (i = 0; i < e->nthreads; i++) {
+				const struct ended_thread *t = &e->threads[i];
 
-			lost = format_causes(causes, sizeof(causes), t->lost,
-			    reply_json(r));
-			if (reply_json(r))
-				reply_line(r, "{\"type\":\"ended_ring\","
-				    "\"session\":%u,\"tid\":%d,\"events\":%"
-				    PRIu64 ",\"lost\":%" PRIu64 ","
-				    "\"lost_by_cause\":{%s},\"lost_records\":%"
-				    PRIu64 "}", e->id, (int)t->tid, t->events,
-				    lost, causes, t->lost_records);
-			else
-				reply_line(r, "    thread %-7d events %" PRIu64
-				    "  lost %" PRIu64 "%s%s%s", (int)t->tid,
-				    t->events, lost, lost ? " (" : "", causes,
-				    lost ? ")" : "");
+				lost = 0;
+				for (c = 0; c < TRACED_DROP_NCAUSES; c++)
+					lost += t->lost[c];
+				reply_item(r, json_pack("{s:s, s:I, s:i, s:I, "
+				    "s:I, s:o, s:I, s:I, s:I}", "type", "ended_ring",
+				    "session", (json_int_t)e->id, "tid",
+				    (int)t->tid, "events",
+				    (json_int_t)t->events, "lost",
+				    (json_int_t)lost, "lost_by_cause",
+				    jcauses(t->lost), "lost_records",
+				    (json_int_t)t->lost_records, "ring_size",
+				    (json_int_t)t->ring_size, "ring_max",
+				    (json_int_t)t->ring_max));
+			}
+			continue;
 		}
+		events = 0;
+		memset(all, 0, sizeof(all));
+		all[TRACED_DROP_DISCONNECTED] = e->lost_disconnected;
+		for (i = 0; i < e->nthreads; i++) {
+			events += e->threads[i].events;
+			for (c = 0; c < TRACED_DROP_NCAUSES; c++)
+				all[c] += e->threads[i].lost[c];
+		}
+		lost = format_causes(causes, sizeof(causes), all);
+		reply_line(r, "  session %u: %s[%d] uid %u, %u thread%s, events "
+		    "%" PRIu64 "  lost %" PRIu64 "%s%s%s  %s", e->id, e->comm,
+		    (int)e->pid, (unsigned)e->uid, e->nthreads,
+		    e->nthreads == 1 ? "" : "s", events, lost,
+		    lost ? " (" : "", causes, lost ? ")" : "",
+		    e->dir ? e->dir : "-");
 	}
 }
 
@@ -457,79 +790,105 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 {
 	const struct session *s;
 	const struct sring *rg;
-	char j1[PATH_MAX + 16], j2[64], j3[PATH_MAX + 16];
+	struct ring_now n;
 	unsigned nsessions = 0;
+	uint64_t all[TRACED_DROP_NCAUSES];
+	char causes[256];
+	int i;
 
 	(void)argc;
 	(void)argv;
 	TAILQ_FOREACH(s, &td->sessions, entry)
 		nsessions++;
 	if (reply_json(r))
-		reply_line(r, "{\"type\":\"trace\",\"trace_dir\":%s,"
-		    "\"state\":\"%s\",\"writeout_threads\":%u,\"writeout_nice\":%d,"
-		    "\"drain_interval_ms\":%u,\"default_ring_size\":%" PRIu64
-		    ",\"clock\":\"%s\",\"sessions\":%u}",
-		    json_str(j1, sizeof(j1), td->cfg.trace_dir),
-		    td->paused ? "off" : "on", writeout_nworkers(),
-		    td->cfg.writeout_nice,
-		    td->cfg.drain_ms, traced_ring_size(td->cfg.ring_order),
-		    traced_clock_use_tsc() && td->have_tsc ? "tsc" : "monotonic",
-		    nsessions);
+		reply_item(r, json_pack("{s:s, s:o, s:s, s:I, s:i, s:I, s:I, "
+		    "s:s, s:I}", "type", "trace", "trace_dir",
+		    jstr(td->cfg.trace_dir), "state", td->paused ? "off" : "on",
+		    "writeout_threads", (json_int_t)writeout_nworkers(),
+		    "writeout_nice", td->cfg.writeout_nice,
+		    "drain_interval_ms", (json_int_t)td->cfg.drain_ms,
+		    "default_ring_size",
+		    (json_int_t)traced_ring_size(td->cfg.ring_order), "clock",
+		    traced_clock_use_tsc() && td->have_tsc ? "tsc" :
+		    "monotonic", "sessions", (json_int_t)nsessions));
 	else {
 		reply_line(r, "trace file: %s (%s)", td->cfg.trace_dir,
 		    td->paused ? "off: paused" : "on");
 		reply_line(r, "writeout: %u threads (nice %d), drain every %u ms; "
-		    "default ring %" PRIu64 " KiB per thread; clock %s",
+		    "default ring %" PRIu64 " KiB per thread (from %" PRIu64
+		    " KiB, growing when busy); clock %s",
 		    writeout_nworkers(), td->cfg.writeout_nice, td->cfg.drain_ms,
 		    traced_ring_size(td->cfg.ring_order) / 1024,
+		    traced_ring_size(td->cfg.ring_order < TRACED_RING_ORDER_INIT ?
+		    td->cfg.ring_order : TRACED_RING_ORDER_INIT) / 1024,
 		    td->have_tsc ? "tsc (monotonic for processes that ask)" :
 		    "monotonic");
 		reply_line(r, "sessions: %u", nsessions);
 	}
 	TAILQ_FOREACH(s, &td->sessions, entry) {
-		uint64_t ev = 0, lost = s->lost_disconnected;
-		int i;
+		uint64_t ev = 0, lost;
 
+		memset(all, 0, sizeof(all));
+		all[TRACED_DROP_DISCONNECTED] = s->lost_disconnected;
 		TAILQ_FOREACH(rg, &s->rings, entry) {
+			ring_now(rg, &n);
 			ev += rg->events;
 			for (i = 0; i < TRACED_DROP_NCAUSES; i++)
-				lost += rg->lost[i];
-			for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES &&
-			    !rg->books_closed; i++) {
-				uint64_t d = __atomic_load_n(
-				    &rg->hdr->dropped[i], __ATOMIC_RELAXED);
-				uint64_t rec = __atomic_load_n(
-				    &rg->hdr->recorded[i], __ATOMIC_RELAXED);
-
-				if (d > rec && d - rec < (UINT64_C(1) << 48))
-					lost += d - rec;
-			}
+				all[i] += n.lost[i];
 		}
+		lost = format_causes(causes, sizeof(causes), all);
 		if (reply_json(r))
-			reply_line(r, "{\"type\":\"session\",\"session\":%u,"
-			    "\"pid\":%d,\"uid\":%u,\"comm\":%s,\"dir\":%s,"
-			    "\"rings\":%u,\"events\":%" PRIu64 ",\"lost\":%"
-			    PRIu64 ",\"lost_before_connect\":%" PRIu64 ","
-			    "\"state\":\"%s\"}", s->id, (int)s->pid,
-			    (unsigned)s->uid, json_str(j2, sizeof(j2), s->comm),
-			    json_str(j3, sizeof(j3), s->dir ? s->dir : ""),
-			    s->nrings, ev, lost, s->lost_disconnected,
-			    s->closing ? "ending" : "connected");
+			reply_item(r, json_pack("{s:s, s:I, s:i, s:I, s:o, "
+			    "s:o, s:I, s:I, s:I, s:I, s:s, s:o, s:I, s:I, "
+			    "s:o, s:o}", "type", "session", "session",
+			    (json_int_t)s->id, "pid", (int)s->pid, "uid",
+			    (json_int_t)s->uid, "comm", jstr(s->comm), "dir",
+			    jstr(s->dir), "rings", (json_int_t)s->nrings,
+			    "events", (json_int_t)ev, "lost", (json_int_t)lost,
+			    "lost_before_connect",
+			    (json_int_t)s->lost_disconnected, "state",
+			    s->closing ? "ending" : "connected",
+			    "lost_by_cause", jcauses(all),
+			    "refused_rings", (json_int_t)s->refused_rings,
+			    "refused_providers",
+			    (json_int_t)s->refused_providers,
+			    "metadata_error", s->meta_errno != 0 ?
+			    jstr(strerror(s->meta_errno)) : json_null(),
+			    "started_ns", jns(s->started)));
 		else {
-			reply_line(r, "  session %u: %s[%d] uid %u%s", s->id,
-			    s->comm, (int)s->pid, (unsigned)s->uid,
-			    s->closing ? " (ended, draining)" : "");
-			reply_line(r, "    dir %s", s->dir ? s->dir : "-");
+			reply_line(r, "  session %u: %s[%d] uid %u, %u "
+			    "thread%s%s", s->id, s->comm, (int)s->pid,
+			    (unsigned)s->uid, s->nrings, s->nrings == 1 ? "" :
+			    "s", s->closing ? " (ended, draining)" : "");
+			reply_line(r, "    dir %s", s->dir ? s->dir :
+			    "(none yet: no provider or thread)");
 			reply_line(r, "    events %" PRIu64 "  lost %" PRIu64
-			    "%s", ev, lost, s->lost_disconnected ?
-			    " (some while no daemon ran)" : "");
+			    "%s%s%s%s", ev, lost, lost ? " (" : "", causes,
+			    lost ? ")" : "", s->lost_disconnected ?
+			    "; some while no daemon ran" : "");
+			if (s->meta_errno != 0)
+				reply_line(r, "    METADATA NOT WRITTEN: %s; "
+				    "tried again every %u ms, its rings wait",
+				    strerror(s->meta_errno), td->cfg.drain_ms);
+			if (s->refused_rings || s->refused_providers)
+				reply_line(r, "    REFUSED by a limit: %u "
+				    "thread%s (not traced, not counted), %u "
+				    "provider%s; see the daemon's log",
+				    s->refused_rings, s->refused_rings == 1 ?
+				    "" : "s", s->refused_providers,
+				    s->refused_providers == 1 ? "" : "s");
 		}
-		TAILQ_FOREACH(rg, &s->rings, entry)
-			info_ring(r, s, rg);
+		if (reply_json(r) || s->nrings <= INFO_THREADS_SHOWN)
+			TAILQ_FOREACH(rg, &s->rings, entry)
+				info_ring(r, s, rg);
+		else
+			info_threads_summary(r, s);
 	}
 	info_ended(r);
 	return TRACED_CTL_OK;
 }
+
+/* ---- info sessions, info session ---------------------------------- */
 
 static int
 parse_since(const char *s, uint64_t *out)
@@ -585,42 +944,21 @@ fmt_time(char *buf, size_t size, uint64_t ns, const char *fmt)
 	return buf;
 }
 
-/* A JSON string, or null for NULL. */
-static const char *
-json_str_null(char *buf, size_t size, const char *s)
+/* The members every session item has. */
+static json_t *
+session_json(const struct index_session *s)
 {
-	return s != NULL ? json_str(buf, size, s) : "null";
-}
-
-/*
- * The JSON members every session item has, without braces.  Sized so
- * that an item fits in one reply line with the longest strings cut.
- */
-static void
-session_json(char *out, size_t size, const struct index_session *s)
-{
-	char comm[64], name[600], exe[600], cmdline[3072], clock[32];
-	char dir[2048], ended[32], how[64];
-
-	if (s->how != NULL)
-		snprintf(ended, sizeof(ended), "%" PRIu64, s->ended);
-	else
-		snprintf(ended, sizeof(ended), "null");
-	snprintf(out, size, "\"session\":%u,\"run\":%u,\"pid\":%d,\"uid\":%u,"
-	    "\"gid\":%u,\"comm\":%s,\"name\":%s,\"exe\":%s,\"cmdline\":%s,"
-	    "\"clock\":%s,\"dir\":%s,\"started_ns\":%" PRIu64 ","
-	    "\"ended_ns\":%s,\"how\":%s,\"events\":%" PRIu64 ","
-	    "\"lost\":%" PRIu64 ",\"lost_before_connect\":%" PRIu64, s->id,
-	    s->run, (int)s->pid, (unsigned)s->uid, (unsigned)s->gid,
-	    json_str(comm, sizeof(comm), s->comm),
-	    json_str(name, sizeof(name), s->name),
-	    json_str_null(exe, sizeof(exe), s->exe),
-	    json_str_null(cmdline, sizeof(cmdline), s->cmdline),
-	    json_str_null(clock, sizeof(clock), s->clock),
-	    json_str_null(dir, sizeof(dir), s->dir), s->started, ended,
-	    json_str(how, sizeof(how), s->how != NULL ? s->how : "running"),
-	    s->events, s->lost,
-	    s->lost_before_connect);
+	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o, "
+	    "s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "session", (json_int_t)s->id,
+	    "run", (json_int_t)s->run, "pid", (int)s->pid, "uid",
+	    (json_int_t)s->uid, "gid", (json_int_t)s->gid, "comm",
+	    jstr(s->comm), "name", jstr(s->name), "exe", jstr(s->exe),
+	    "cmdline", jstr(s->cmdline), "clock", jstr(s->clock), "dir",
+	    jstr(s->dir), "started_ns", jns(s->started), "ended_ns",
+	    s->how != NULL ? jns(s->ended) : json_null(), "how",
+	    jstr(s->how != NULL ? s->how : "running"), "events",
+	    (json_int_t)s->events, "lost", (json_int_t)s->lost,
+	    "lost_before_connect", (json_int_t)s->lost_before_connect);
 }
 
 /* One line of info sessions. */
@@ -628,11 +966,10 @@ static void
 sessions_row(void *arg, const struct index_session *s)
 {
 	struct reply *r = arg;
-	char json[TRACED_MSG_MAX], start[32], end[32], d1[16], d2[16];
+	char start[32], end[32], d1[16], d2[16];
 
 	if (reply_json(r)) {
-		session_json(json, sizeof(json), s);
-		reply_line(r, "{%s}", json);
+		reply_item(r, session_json(s));
 		return;
 	}
 	fmt_time(start, sizeof(start), s->started, "%Y-%m-%d %H:%M:%S");
@@ -755,17 +1092,24 @@ info_session_main(void *arg, const struct index_session *s)
 {
 	struct session_info *si = arg;
 	struct reply *r = si->r;
-	char json[TRACED_MSG_MAX], causes[256], t1[40], t2[40];
+	char causes[256], t1[40], t2[40];
 	uint64_t lost;
+	json_t *o;
 
-	lost = format_causes(causes, sizeof(causes), s->lost_by_cause,
-	    reply_json(r));
 	if (reply_json(r)) {
-		session_json(json, sizeof(json), s);
-		reply_line(r, "{\"type\":\"session\",%s,"
-		    "\"lost_by_cause\":{%s}}", json, causes);
+		/* "type" first, as in every other item. */
+		o = json_pack("{s:s}", "type", "session");
+		if (o != NULL && json_object_update_new(o, session_json(s)) ==
+		    0 && json_object_set_new(o, "lost_by_cause",
+		    jcauses(s->lost_by_cause)) == 0) {
+			reply_item(r, o);
+			return;
+		}
+		json_decref(o);
+		reply_item(r, NULL);
 		return;
 	}
+	lost = format_causes(causes, sizeof(causes), s->lost_by_cause);
 	reply_line(r, "session %u: %s[%d], %s", s->id, s->comm, (int)s->pid,
 	    s->how != NULL ? s->how : "running");
 	reply_line(r, "  executable  %s", s->exe != NULL ? s->exe :
@@ -802,19 +1146,19 @@ info_session_thread(void *arg, const struct index_thread *t)
 {
 	struct session_info *si = arg;
 	struct reply *r = si->r;
-	char causes[256], state[64];
+	char causes[256];
 	uint64_t lost;
 
-	lost = format_causes(causes, sizeof(causes), t->lost, reply_json(r));
+	lost = format_causes(causes, sizeof(causes), t->lost);
 	if (reply_json(r))
-		reply_line(r, "{\"type\":\"thread\",\"session\":%u,\"ring\":%u,"
-		    "\"tid\":%d,\"ring_size\":%" PRIu64 ",\"events\":%" PRIu64
-		    ",\"bytes\":%" PRIu64 ",\"lost\":%" PRIu64 ","
-		    "\"lost_by_cause\":{%s},\"lost_records\":%" PRIu64 ","
-		    "\"state\":%s}", si->id, t->ring, (int)t->tid,
-		    t->ring_size, t->events, t->bytes, lost, causes,
-		    t->lost_records, json_str(state, sizeof(state),
-		    t->state != NULL ? t->state : ""));
+		reply_item(r, json_pack("{s:s, s:I, s:I, s:i, s:I, s:I, s:I, "
+		    "s:I, s:o, s:I, s:o}", "type", "thread", "session",
+		    (json_int_t)si->id, "ring", (json_int_t)t->ring, "tid",
+		    (int)t->tid, "ring_size", (json_int_t)t->ring_size,
+		    "events", (json_int_t)t->events, "bytes",
+		    (json_int_t)t->bytes, "lost", (json_int_t)lost,
+		    "lost_by_cause", jcauses(t->lost), "lost_records",
+		    (json_int_t)t->lost_records, "state", jstr(t->state)));
 	else
 		reply_line(r, "  thread %-7d ring %" PRIu64 " KiB  events %"
 		    PRIu64 "  bytes %" PRIu64 "  lost %" PRIu64 "%s%s%s  %s",
@@ -827,14 +1171,12 @@ static void
 info_session_stream(void *arg, const struct index_stream *m)
 {
 	struct session_info *si = arg;
-	char path[PATH_MAX + 16];
 
 	if (reply_json(si->r))
-		reply_line(si->r, "{\"type\":\"stream\",\"session\":%u,"
-		    "\"ring\":%u,\"tid\":%d,\"path\":%s,\"seen_ns\":%" PRIu64
-		    "}", si->id, m->ring, (int)m->tid,
-		    json_str(path, sizeof(path), m->path != NULL ? m->path :
-		    ""), m->seen);
+		reply_item(si->r, json_pack("{s:s, s:I, s:I, s:i, s:o, s:o}",
+		    "type", "stream", "session", (json_int_t)si->id, "ring",
+		    (json_int_t)m->ring, "tid", (int)m->tid, "path",
+		    jstr(m->path), "seen_ns", jns(m->seen)));
 	else
 		reply_line(si->r, "  stream      %s", m->path != NULL ?
 		    m->path : "-");
@@ -844,15 +1186,13 @@ static void
 info_session_event(void *arg, const struct index_event *e)
 {
 	struct session_info *si = arg;
-	char j1[160], j2[160], full[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
+	char full[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
 
 	if (reply_json(si->r)) {
-		reply_line(si->r, "{\"type\":\"event\",\"session\":%u,"
-		    "\"id\":%u,\"provider\":%s,\"name\":%s,"
-		    "\"count\":%" PRIu64 "}",
-		    si->id, e->id, json_str(j1, sizeof(j1), e->provider ?
-		    e->provider : ""), json_str(j2, sizeof(j2), e->name ?
-		    e->name : ""), e->count);
+		reply_item(si->r, json_pack("{s:s, s:I, s:I, s:o, s:o, s:I}",
+		    "type", "event", "session", (json_int_t)si->id, "id",
+		    (json_int_t)e->id, "provider", jstr(e->provider), "name",
+		    jstr(e->name), "count", (json_int_t)e->count));
 		return;
 	}
 	if (!si->events) {
@@ -905,22 +1245,48 @@ cmd_info_session_exec(struct reply *r, int argc, char **argv)
 	return TRACED_CTL_OK;
 }
 
+/* ---- the table ----------------------------------------------------- */
+
 static const cmd_exec_cb cmd_handlers[CMD_ID_COUNT] = {
 	[CMD_ID_HELP] = cmd_help_exec,
 	[CMD_ID_INFO_SESSION] = cmd_info_session_exec,
 	[CMD_ID_INFO_SESSIONS] = cmd_info_sessions_exec,
 	[CMD_ID_INFO_TRACE] = cmd_info_trace_exec,
 	[CMD_ID_INFO_TRACE_EVENTS] = cmd_info_trace_events_exec,
+	[CMD_ID_INFO_TRACE_FUNCS] = cmd_info_trace_funcs_exec,
+	[CMD_ID_INFO_TRACE_RULES] = cmd_info_trace_rules_exec,
+	[CMD_ID_INFO_TRACERS] = cmd_info_tracers_exec,
 	[CMD_ID_TRACE_EVENT] = cmd_trace_event_exec,
 	[CMD_ID_TRACE_FILE] = cmd_trace_file_exec,
+	[CMD_ID_TRACE_FUNC] = cmd_trace_func_exec,
+	[CMD_ID_TRACER] = cmd_tracer_exec,
 };
 
 /*
- * Run the command line argv[0..argc) for a peer with uid/gid.  Returns
- * an enum traced_ctl_status; the reply says the rest.
+ * May a peer of uid, gid and supplementary groups change the daemon's
+ * state?  Root, the daemon's own uid, or a member of its group.
+ */
+static int
+cmd_privileged(uid_t uid, gid_t gid, const gid_t *groups, int ngroups)
+{
+	int i;
+
+	if (uid == 0 || uid == td->uid || gid == td->gid)
+		return 1;
+	for (i = 0; i < ngroups; i++)
+		if (groups[i] == td->gid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Run the command line argv[0..argc) for a peer with uid, gid and
+ * supplementary groups.  Returns an enum traced_ctl_status; the reply
+ * says the rest.
  */
 int
-cmd_exec(struct reply *r, int argc, char **argv, uid_t uid, gid_t gid)
+cmd_exec(struct reply *r, int argc, char **argv, uid_t uid, gid_t gid,
+    const gid_t *groups, int ngroups)
 {
 	const struct command_def *d;
 	char err[512];
@@ -931,15 +1297,18 @@ cmd_exec(struct reply *r, int argc, char **argv, uid_t uid, gid_t gid)
 		reply_error(r, "%s", err);
 		return TRACED_CTL_USAGE;
 	}
-	if (command_check_args(d, argc - consumed, err, sizeof(err)) == -1) {
+	if (command_check_args(d, argc - consumed, err, sizeof(err)) == -1 ||
+	    command_check_words(d, argc - consumed, argv + consumed, err,
+	    sizeof(err)) == -1) {
 		reply_error(r, "%s", err);
 		return TRACED_CTL_USAGE;
 	}
-	if ((d->flags & CMD_F_PRIVILEGED) && uid != 0 && uid != td->uid &&
-	    gid != td->gid) {
+	if ((d->flags & CMD_F_PRIVILEGED) &&
+	    !cmd_privileged(uid, gid, groups, ngroups)) {
 		reply_error(r, "'%s' changes the daemon's state: it needs "
-		    "root, uid %u or group %u (you are uid %u)", d->name,
-		    (unsigned)td->uid, (unsigned)td->gid, (unsigned)uid);
+		    "root, uid %u or group %u, primary or supplementary (you "
+		    "are uid %u)", d->name, (unsigned)td->uid,
+		    (unsigned)td->gid, (unsigned)uid);
 		return TRACED_CTL_DENIED;
 	}
 	if (cmd_handlers[d->id] == NULL) {

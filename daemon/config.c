@@ -26,12 +26,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ringsize.h"
 #include "traced.h"
 
 #define CONFIG_FILE_MAX		(64u << 10)	/* larger is not a config */
@@ -48,7 +50,64 @@ static const struct config_key {
 	[CONFIG_WORKERS]	= { "workers", 0 },
 	[CONFIG_DRAIN_INTERVAL]	= { "drain-interval", 1 },
 	[CONFIG_WRITEOUT_NICE]	= { "writeout-nice", 1 },
+	[CONFIG_LIMIT0 + LIMIT_SESSIONS] = { "sessions-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_RINGS] = { "rings-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_RING_BYTES] = { "ring-bytes-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_PROVIDERS] = { "providers-per-session", 1 },
+	[CONFIG_LIMIT0 + LIMIT_SESSION_EVENTS] = { "events-per-session", 1 },
+	[CONFIG_LIMIT0 + LIMIT_EVENT_CLASSES] = { "event-classes-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_EVENT_IDS] = { "event-ids-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_FUNCTIONS] = { "functions-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_CONTROL_CONNS] =
+	    { "control-connections-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_CONTROL_OUTPUT] =
+	    { "control-output-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_CONTROL_TIMEOUT] = { "control-timeout", 1 },
+	[CONFIG_LIMIT0 + LIMIT_INDEX_DAYS] = { "index-max-age", 1 },
+	[CONFIG_LIMIT0 + LIMIT_INDEX_SESSIONS] = { "index-max-sessions", 1 },
+	[CONFIG_LIMIT0 + LIMIT_STREAM_SIZE] = { "stream-max-size", 1 },
 };
+
+/*
+ * The limits: default, range and unit.  The defaults let a user trace
+ * a dozen copies of a program with QEMU's 5,000 events and a thousand
+ * threads each at once, keep one uid's worst under about 100 MB of the
+ * daemon's own memory and a tenth of its descriptors
+ * (LimitNOFILE=65536 in traced.service), and what babeltrace2 spends
+ * on one uid's sessions' metadata to seconds (about 85 us a class when
+ * a session has at most 16,384 of them; much more past that).
+ */
+#define LU_COUNT	0
+#define LU_BYTES	1
+#define LU_SECONDS	2
+#define LU_DAYS		3
+static const struct limit_def {
+	uint64_t	 def, min, max;
+	int		 unit;
+} limit_defs[LIMIT_N] = {
+	[LIMIT_SESSIONS]	= { 512, 1, 1u << 20, LU_COUNT },
+	[LIMIT_RINGS]		= { 4096, 1, 1u << 20, LU_COUNT },
+	[LIMIT_RING_BYTES]	= { 8ull << 30, 1u << 20, 1ull << 40, LU_BYTES },
+	[LIMIT_PROVIDERS]	= { 256, 1, 65536, LU_COUNT },
+	[LIMIT_SESSION_EVENTS]	= { 16384, 16, 1u << 24, LU_COUNT },
+	[LIMIT_EVENT_CLASSES]	= { 65536, 16, 1u << 24, LU_COUNT },
+	[LIMIT_EVENT_IDS]	= { 65536, 16, 1u << 28, LU_COUNT },
+	[LIMIT_FUNCTIONS]	= { 1u << 20, 16, 1u << 28, LU_COUNT },
+	[LIMIT_CONTROL_CONNS]	= { 16, 1, 100000, LU_COUNT },
+	[LIMIT_CONTROL_OUTPUT]	= { 4u << 20, 64u << 10, 1ull << 32,
+				    LU_BYTES },
+	[LIMIT_CONTROL_TIMEOUT]	= { 10, 1, 3600, LU_SECONDS },
+	[LIMIT_INDEX_DAYS]	= { 30, 1, 36500, LU_DAYS },
+	[LIMIT_INDEX_SESSIONS]	= { 100000, 100, 100000000, LU_COUNT },
+	[LIMIT_STREAM_SIZE]	= { 0, 0, 1ull << 50, LU_BYTES },
+};
+
+/* A limit's setting name, for refusals that name it. */
+const char *
+config_limit_name(int limit)
+{
+	return config_keys[CONFIG_LIMIT0 + limit].name;
+}
 
 static void	seterr(char *, size_t, const char *, ...)
     __attribute__((format(printf, 3, 4)));
@@ -174,10 +233,12 @@ config_defaults(struct config *c, int system_daemon)
 	int		 rc = 0;
 
 	c->user = !system_daemon;
+	for (int i = 0; i < LIMIT_N; i++)
+		c->limit[i] = limit_defs[i].def;
 	c->ring_order = TRACED_RING_ORDER_DEFAULT;
 	c->workers = ncpu > 0 ? (unsigned)(ncpu > 64 ? 64 : ncpu) : 2;
 	c->drain_ms = 100;
-	c->writeout_nice = 19;
+	c->writeout_nice = 0;
 	if (home == NULL)
 		home = "/tmp";
 
@@ -285,17 +346,57 @@ parse_uint(const char *s, unsigned long min, unsigned long max,
 	return 0;
 }
 
+/* Set limit 'l' of c from 'value'.  0, or -1 with the reason in err. */
+static int
+config_set_limit(struct config *c, int l, const char *value, char *err,
+    size_t errsize)
+{
+	const struct limit_def *d = &limit_defs[l];
+	unsigned long long v;
+	unsigned long u;
+	char lo[32], hi[32];
+
+	if (d->unit == LU_BYTES) {
+		if (parse_size(value, &v) == -1) {
+			seterr(err, errsize, "'%s' is not a size (try 16M)",
+			    value);
+			return -1;
+		}
+	} else if (parse_uint(value, 0, ULONG_MAX, &u) == 0)
+		v = u;
+	else {
+		seterr(err, errsize, "'%s' is not a number%s", value,
+		    d->unit == LU_SECONDS ? " of seconds" :
+		    d->unit == LU_DAYS ? " of days" : "");
+		return -1;
+	}
+	if (v < d->min || v > d->max) {
+		snprintf(lo, sizeof(lo), "%llu", (unsigned long long)d->min);
+		snprintf(hi, sizeof(hi), "%llu", (unsigned long long)d->max);
+		seterr(err, errsize, "%s is out of range (%s to %s%s)", value,
+		    lo, hi, d->unit == LU_BYTES ? " bytes" : "");
+		return -1;
+	}
+	if (l == LIMIT_STREAM_SIZE && v != 0 && v < STREAM_PART_MIN) {
+		seterr(err, errsize, "%s is too small: a stream file holds "
+		    "at least %uM (or 0: no limit)", value,
+		    STREAM_PART_MIN >> 20);
+		return -1;
+	}
+	c->limit[l] = v;
+	return 0;
+}
+
 /*
  * Set key 'k' of c from the text 'value' and mark it in *set.  Paths
- * are taken as they are (the file parser wants them absolute), sizes
- * are rounded up to a power of two.  Returns 0, or -1 with the reason
- * (without the key's name) in err.
+ * are taken as they are (the file parser wants them absolute); a ring
+ * size follows proto/ringsize.h, never rounded.  Returns 0, or -1
+ * with the reason (without the key's name) in err.
  */
 int
 config_set(struct config *c, unsigned *set, int k, const char *value,
     char *err, size_t errsize)
 {
-	unsigned long long	 size;
 	unsigned long		 v;
 	char			**slot = NULL;
 	uint32_t		 o;
@@ -311,20 +412,8 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 		slot = &c->state_dir;
 		break;
 	case CONFIG_RING_SIZE:
-		if (parse_size(value, &size) == -1) {
-			seterr(err, errsize, "'%s' is not a size (try 1M)",
-			    value);
+		if (ringsize_parse(value, &o, err, errsize) == -1)
 			return -1;
-		}
-		if (size < traced_ring_size(TRACED_RING_ORDER_MIN) ||
-		    size > traced_ring_size(TRACED_RING_ORDER_MAX)) {
-			seterr(err, errsize, "%s is out of range (4K to 1G)",
-			    value);
-			return -1;
-		}
-		for (o = TRACED_RING_ORDER_MIN; traced_ring_size(o) < size;
-		    o++)
-			;
 		c->ring_order = o;
 		break;
 	case CONFIG_WORKERS:
@@ -352,6 +441,12 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 		c->writeout_nice = (int)v;
 		break;
 	default:
+		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {
+			if (config_set_limit(c, k - CONFIG_LIMIT0, value, err,
+			    errsize) == -1)
+				return -1;
+			break;
+		}
 		seterr(err, errsize, "no such setting");
 		return -1;
 	}
@@ -375,21 +470,50 @@ is_blank(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
-/* The list of keys, for "unknown key" messages. */
-static void
-known_keys(char *buf, size_t size)
+/* Edit distance of a and b (short words), for "did you mean". */
+static unsigned
+edit_distance(const char *a, const char *b)
 {
-	size_t	n = 0;
-	int	k, m;
+	unsigned d[33], prev, tmp, i, j, la = (unsigned)strlen(a);
+	unsigned lb = (unsigned)strlen(b);
 
-	buf[0] = '\0';
-	for (k = 0; k < CONFIG_NKEYS && n < size; k++) {
-		m = snprintf(buf + n, size - n, "%s%s", k > 0 ? ", " : "",
-		    config_keys[k].name);
-		if (m < 0)
-			break;
-		n += (size_t)m;
+	if (la > 32 || lb > 32)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		d[j] = j;
+	for (i = 1; i <= la; i++) {
+		prev = d[0];
+		d[0] = i;
+		for (j = 1; j <= lb; j++) {
+			tmp = d[j];
+			d[j] = a[i - 1] == b[j - 1] ? prev : 1 + (prev < d[j] ?
+			    (prev < d[j - 1] ? prev : d[j - 1]) :
+			    (d[j] < d[j - 1] ? d[j] : d[j - 1]));
+			prev = tmp;
+		}
 	}
+	return d[lb];
+}
+
+/* " (did you mean 'key'?)" for the closest key, or "". */
+static void
+key_suggestion(const char *name, char *buf, size_t size)
+{
+	unsigned best = 99, dist;
+	int k, found = -1;
+
+	for (k = 0; k < CONFIG_NKEYS; k++) {
+		dist = edit_distance(name, config_keys[k].name);
+		if (dist < best) {
+			best = dist;
+			found = k;
+		}
+	}
+	if (found != -1 && best <= 3)
+		snprintf(buf, size, " (did you mean '%s'?)",
+		    config_keys[found].name);
+	else
+		buf[0] = '\0';
 }
 
 /*
@@ -404,7 +528,7 @@ config_parse(struct config *c, unsigned *set, const char *path,
 {
 	unsigned	 line = 0, first[CONFIG_NKEYS] = { 0 };
 	const char	*p = text, *eol, *key, *eq, *val, *end;
-	char		 name[32], value[4096], why[256], keys[256];
+	char		 name[32], value[4096], why[256], keys[128];
 	size_t		 klen, vlen;
 	int		 k;
 
@@ -444,9 +568,9 @@ config_parse(struct config *c, unsigned *set, const char *path,
 		memcpy(name, key, klen);
 		name[klen] = '\0';
 		if ((k = config_key_find(name)) == -1) {
-			known_keys(keys, sizeof(keys));
-			seterr(err, errsize, "%s:%u: unknown key '%s' (known: "
-			    "%s)", path, line, name, keys);
+			key_suggestion(name, keys, sizeof(keys));
+			seterr(err, errsize, "%s:%u: unknown key '%s'%s; every "
+			    "key is in traced.conf(5)", path, line, name, keys);
 			return -1;
 		}
 		if (first[k] != 0) {
@@ -562,6 +686,9 @@ config_copy(struct config *dst, const struct config *src, unsigned keys)
 		dst->drain_ms = src->drain_ms;
 	if (keys & CONFIG_BIT(CONFIG_WRITEOUT_NICE))
 		dst->writeout_nice = src->writeout_nice;
+	for (int l = 0; l < LIMIT_N; l++)
+		if (keys & CONFIG_BIT(CONFIG_LIMIT0 + l))
+			dst->limit[l] = src->limit[l];
 	return rc == 0 ? 0 : -1;
 }
 
@@ -569,8 +696,6 @@ config_copy(struct config *dst, const struct config *src, unsigned keys)
 void
 config_format(const struct config *c, int k, char *buf, size_t size)
 {
-	uint64_t	sz;
-
 	switch (k) {
 	case CONFIG_RUNTIME_DIR:
 		snprintf(buf, size, "%s", c->runtime_dir ? c->runtime_dir :
@@ -583,13 +708,8 @@ config_format(const struct config *c, int k, char *buf, size_t size)
 		snprintf(buf, size, "%s", c->state_dir ? c->state_dir : "");
 		break;
 	case CONFIG_RING_SIZE:
-		sz = traced_ring_size(c->ring_order);
-		if (sz >= (1u << 30))
-			snprintf(buf, size, "%" PRIu64 "G", sz >> 30);
-		else if (sz >= (1u << 20))
-			snprintf(buf, size, "%" PRIu64 "M", sz >> 20);
-		else
-			snprintf(buf, size, "%" PRIu64 "K", sz >> 10);
+		ringsize_format(traced_ring_size(c->ring_order), buf,
+		    size);
 		break;
 	case CONFIG_WORKERS:
 		snprintf(buf, size, "%u", c->workers);
@@ -601,6 +721,16 @@ config_format(const struct config *c, int k, char *buf, size_t size)
 		snprintf(buf, size, "%d", c->writeout_nice);
 		break;
 	default:
+		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {
+			uint64_t v = c->limit[k - CONFIG_LIMIT0];
+
+			if (limit_defs[k - CONFIG_LIMIT0].unit == LU_BYTES &&
+			    v % (1u << 20) == 0)
+				snprintf(buf, size, "%" PRIu64 "M", v >> 20);
+			else
+				snprintf(buf, size, "%" PRIu64, v);
+			break;
+		}
 		snprintf(buf, size, "?");
 		break;
 	}

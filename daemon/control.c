@@ -9,7 +9,13 @@
  * accepts them, so a slow reader never blocks the loop.  A command that
  * answers later (trace-file flush) leaves its connection waiting;
  * control_flush_check() ends it once every ring is drained and synced.
- * Loop thread only.
+ *
+ * Limits (traced(8)): each uid may hold control-connections-per-uid
+ * connections and control-output-per-uid bytes of replies not yet read;
+ * a reply that would go past it is cut short and says so.  A
+ * connection that sends no request, or stops reading its reply, for
+ * control-timeout seconds is closed (a flush waiting for the disk is
+ * not idle).  Loop thread only.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -20,6 +26,7 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "traced.h"
 
@@ -33,12 +40,21 @@ struct ctlconn {
 	TAILQ_ENTRY(ctlconn) entry;
 	int		 fd;
 	struct event	*ev;
+	struct event	*timer;		/* idle or stalled for too long */
 	uid_t		 uid;
 	gid_t		 gid;
+	gid_t		*groups;	/* supplementary, SO_PEERGROUPS */
+	int		 ngroups;
 	struct outmsg	*out, **out_tail;
+	uint64_t	 queued;	/* bytes in out, charged to uid */
+	int		 cut;		/* output over the uid's limit */
 	int		 ended;		/* CTL_END queued: close when sent */
 	int		 flushing;	/* waiting for flush_gen */
 	uint64_t	 flush_gen;
+	uint64_t	 flush_deleted;	/* td->deleted_events at its start */
+	reply_wait_cb	 wait_cb;	/* waiting for wait_cb to say done */
+	void		*wait_arg;
+	uint64_t	 wait_until;	/* ns, CLOCK_MONOTONIC */
 	struct reply	*r;
 };
 
@@ -61,14 +77,49 @@ ctlconn_free(struct ctlconn *c)
 	struct outmsg *o;
 
 	TAILQ_REMOVE(&ctlconns, c, entry);
+	if (c->wait_cb != NULL)
+		(void)c->wait_cb(NULL, c->wait_arg, 1);
 	while ((o = c->out) != NULL) {
 		c->out = o->next;
 		free(o);
 	}
+	limits_put(c->uid, LIMIT_CONTROL_OUTPUT, c->queued, 0);
+	limits_put(c->uid, LIMIT_CONTROL_CONNS, 1, 1);
 	event_free(c->ev);
+	event_free(c->timer);
 	close(c->fd);
+	free(c->groups);
 	free(c->r);
 	free(c);
+}
+
+/* (Re)start the connection's clock: control-timeout from now. */
+static void
+ctlconn_touch(struct ctlconn *c)
+{
+	struct timeval tv = { (time_t)td->cfg.limit[LIMIT_CONTROL_TIMEOUT],
+		0 };
+
+	if (c->flushing)
+		event_del(c->timer);	/* the disk decides, not the peer */
+	else
+		event_add(c->timer, &tv);
+}
+
+static void
+ctlconn_timeout_cb(int fd, short what, void *arg)
+{
+	struct ctlconn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->flushing)
+		return;
+	limits_logx(c->uid, "control connection of uid %u closed: %s for "
+	    "%llu s (control-timeout)", (unsigned)c->uid, c->r == NULL ?
+	    "no request" : "its reply was not read",
+	    (unsigned long long)td->cfg.limit[LIMIT_CONTROL_TIMEOUT]);
+	ctlconn_free(c);
 }
 
 /* Write what the socket takes; close once the reply is out. */
@@ -88,7 +139,10 @@ ctlconn_write(struct ctlconn *c)
 		c->out = o->next;
 		if (c->out == NULL)
 			c->out_tail = &c->out;
+		limits_put(c->uid, LIMIT_CONTROL_OUTPUT, o->len, 0);
+		c->queued -= o->len;
 		free(o);
+		ctlconn_touch(c);	/* it reads: not stalled */
 	}
 	if (c->out == NULL && c->ended) {
 		ctlconn_free(c);
@@ -112,11 +166,27 @@ ctlconn_queue(struct ctlconn *c, uint32_t type, const void *body,
 	if (text_len > TRACED_MSG_MAX - sizeof(h) - body_len)
 		text_len = TRACED_MSG_MAX - sizeof(h) - body_len;
 	len = sizeof(h) + body_len + text_len;
+	/*
+	 * Lines past the uid's limit are dropped; the end message always
+	 * goes out (it says the reply was cut short).
+	 */
+	if (type != TRACED_MSG_CTL_END) {
+		char why[256];
+
+		if (c->cut || limits_take(c->uid, LIMIT_CONTROL_OUTPUT, len,
+		    0, why, sizeof(why)) == -1) {
+			c->cut = 1;
+			return;
+		}
+	} else
+		limits_force(c->uid, LIMIT_CONTROL_OUTPUT, len);
 	o = malloc(sizeof(*o) + len);
 	if (o == NULL) {
+		limits_put(c->uid, LIMIT_CONTROL_OUTPUT, len, 0);
 		log_warn("control reply");
 		return;
 	}
+	c->queued += len;
 	wire_hdr_init(&h, type, (uint32_t)len);
 	memcpy(o->buf, &h, sizeof(h));
 	if (body_len > 0)
@@ -142,6 +212,8 @@ reply_line(struct reply *r, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	if (r->c->cut)		/* over the limit: not even formatted */
+		return;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -151,6 +223,34 @@ reply_line(struct reply *r, const char *fmt, ...)
 		n = sizeof(buf) - 1;
 	ctlconn_queue(r->c, TRACED_MSG_CTL_LINE, NULL, 0, buf, (size_t)n);
 	r->count++;
+}
+
+/*
+ * One item of a --json reply: 'o' (stolen) as one compact line.  The
+ * library writes it, so it is valid JSON whatever it holds.
+ */
+void
+reply_item(struct reply *r, json_t *o)
+{
+	char *text;
+
+	if (r->c->cut) {	/* over the limit: not even formatted */
+		json_decref(o);
+		return;
+	}
+	if (o == NULL) {
+		r->c->cut = 1;	/* out of memory: say the reply is short */
+		return;
+	}
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (text == NULL) {
+		r->c->cut = 1;
+		return;
+	}
+	ctlconn_queue(r->c, TRACED_MSG_CTL_LINE, NULL, 0, text, strlen(text));
+	r->count++;
+	free(text);
 }
 
 void
@@ -185,10 +285,19 @@ reply_end(struct reply *r)
 	} body = { r->status, r->count };
 	struct ctlconn *c = r->c;
 
+	if (c->cut) {
+		body.status = TRACED_CTL_ERROR;
+		snprintf(r->msg, sizeof(r->msg), "reply cut short after %u "
+		    "lines: uid %u has %llu bytes of replies waiting to be "
+		    "read, its control-output-per-uid limit (see traced(8))",
+		    r->count, (unsigned)c->uid, (unsigned long long)
+		    limits_held(c->uid, LIMIT_CONTROL_OUTPUT));
+	}
 	ctlconn_queue(c, TRACED_MSG_CTL_END, &body, sizeof(body), r->msg,
 	    strlen(r->msg));
 	c->ended = 1;
 	c->flushing = 0;
+	c->wait_cb = NULL;
 	ctlconn_write(c);
 }
 
@@ -199,6 +308,7 @@ reply_wait_flush(struct reply *r, uint64_t gen)
 	r->async = 1;
 	r->c->flushing = 1;
 	r->c->flush_gen = gen;
+	r->c->flush_deleted = td->deleted_events;
 }
 
 static int
@@ -209,9 +319,9 @@ flush_done(uint64_t gen)
 
 	TAILQ_FOREACH(s, &td->sessions, entry)
 		TAILQ_FOREACH(r, &s->rings, entry) {
-			if (r->finished || r->quarantined)
+			if (r->ended)
 				continue;
-			if (r->queued || r->gen_done < gen)
+			if (r->gen_done < gen)
 				return 0;
 		}
 	return 1;
@@ -226,8 +336,53 @@ control_flush_check(void)
 	for (c = TAILQ_FIRST(&ctlconns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		if (c->flushing && flush_done(c->flush_gen)) {
-			reply_message(c->r, "flushed: every event committed "
-			    "before the command is on disk");
+			/* On disk, unless its directory is gone. */
+			(void)trace_dir_check(1);
+			if (td->deleted_events != c->flush_deleted)
+				reply_error(c->r, "not flushed: %llu events "
+				    "were written to directories that were "
+				    "deleted since (see the daemon's log and "
+				    "'info trace', cause 'deleted'); tracing "
+				    "goes on in new directories",
+				    (unsigned long long)(td->deleted_events -
+				    c->flush_deleted));
+			else
+				reply_message(c->r, "flushed: every event "
+				    "committed before the command is on disk");
+			reply_end(c->r);
+		}
+	}
+}
+
+/*
+ * Make a reply wait for cb: control_wait_check() calls cb(r, arg, 0)
+ * until it says done (1), or once with timed_out 1 after timeout_ms
+ * (then it must end the reply itself and say done).  A connection
+ * closed meanwhile calls cb(NULL, arg, 1), to free arg.
+ */
+void
+reply_wait(struct reply *r, reply_wait_cb cb, void *arg, unsigned timeout_ms)
+{
+	r->async = 1;
+	r->c->wait_cb = cb;
+	r->c->wait_arg = arg;
+	r->c->wait_until = now_ns(CLOCK_MONOTONIC) +
+	    (uint64_t)timeout_ms * 1000000u;
+}
+
+/* End every waiting reply whose callback says it is done. */
+void
+control_wait_check(void)
+{
+	struct ctlconn *c, *next;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	for (c = TAILQ_FIRST(&ctlconns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->wait_cb == NULL || c->r == NULL)
+			continue;
+		if (c->wait_cb(c->r, c->wait_arg, now >= c->wait_until)) {
+			c->wait_cb = NULL;
 			reply_end(c->r);
 		}
 	}
@@ -266,10 +421,21 @@ control_request(struct ctlconn *c)
 		return;
 	}
 	r->json = (m.u.ctl_request->flags & TRACED_CTL_JSON) != 0;
+	ctlconn_touch(c);	/* now its reply's reading is timed */
+	/* A uid whose replies wait unread gets no new work done. */
+	if (limits_held(c->uid, LIMIT_CONTROL_OUTPUT) >=
+	    td->cfg.limit[LIMIT_CONTROL_OUTPUT]) {
+		c->cut = 1;
+		r->status = TRACED_CTL_ERROR;
+		reply_end(r);
+		return;
+	}
 	r->status = (uint32_t)cmd_exec(r, (int)m.u.ctl_request->argc,
-	    (char **)m.argv, c->uid, c->gid);
+	    (char **)m.argv, c->uid, c->gid, c->groups, c->ngroups);
 	if (!r->async)
 		reply_end(r);
+	else if (c->wait_cb != NULL)
+		control_wait_check();
 	else
 		control_flush_check();
 }
@@ -345,12 +511,69 @@ accept_failed(struct event *ev, const char *what)
 	}
 }
 
+/*
+ * A connection over its uid's limit: say why in a reply the peer finds
+ * when it reads (tracectl does, even when its request could not be
+ * sent), and close it at once, holding nothing.
+ */
+static void
+control_refuse(int fd, uid_t uid, const char *why)
+{
+	_Alignas(8) char buf[TRACED_MSG_MAX];
+	struct traced_msg_hdr h;
+	struct {
+		uint32_t status;
+		uint32_t count;
+	} body = { TRACED_CTL_ERROR, 0 };
+	size_t n = strlen(why), len;
+
+	if (n > sizeof(buf) - sizeof(h) - sizeof(body))
+		n = sizeof(buf) - sizeof(h) - sizeof(body);
+	len = sizeof(h) + sizeof(body) + n;
+	wire_hdr_init(&h, TRACED_MSG_CTL_END, (uint32_t)len);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &body, sizeof(body));
+	memcpy(buf + sizeof(h) + sizeof(body), why, n);
+	(void)send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+	limits_logx(uid, "control connection refused: %s", why);
+}
+
+/*
+ * The peer's supplementary groups (SO_PEERGROUPS, Linux 4.13): a member
+ * of the daemon's group through them may change state, as the README
+ * promises, not only one whose primary group it is.
+ */
+static void
+control_peer_groups(struct ctlconn *c)
+{
+	socklen_t len = 32 * sizeof(gid_t);
+	gid_t *g = malloc(len);
+
+	while (g != NULL && getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, g,
+	    &len) == -1) {
+		gid_t *ng;
+
+		if (errno != ERANGE || len > 65536 * sizeof(gid_t) ||
+		    (ng = realloc(g, len)) == NULL) {
+			free(g);
+			g = NULL;
+			len = 0;
+			break;
+		}
+		g = ng;
+	}
+	c->groups = g;
+	c->ngroups = g != NULL ? (int)(len / sizeof(gid_t)) : 0;
+}
+
 static void
 control_accept_cb(int lfd, short what, void *arg)
 {
 	struct ctlconn *c;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	char why[512];
 	int fd;
 
 	(void)what;
@@ -365,19 +588,28 @@ control_accept_cb(int lfd, short what, void *arg)
 		close(fd);
 		return;
 	}
+	if (limits_take(cred.uid, LIMIT_CONTROL_CONNS, 1, 1, why,
+	    sizeof(why)) == -1) {
+		control_refuse(fd, cred.uid, why);
+		return;
+	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
+		limits_put(cred.uid, LIMIT_CONTROL_CONNS, 1, 1);
 		close(fd);
 		return;
 	}
 	c->fd = fd;
 	c->uid = cred.uid;
 	c->gid = cred.gid;
+	control_peer_groups(c);
 	c->out_tail = &c->out;
 	c->ev = event_new(td->base, fd, EV_READ | EV_PERSIST, control_io_cb,
 	    c);
+	c->timer = evtimer_new(td->base, ctlconn_timeout_cb, c);
 	event_add(c->ev, NULL);
 	TAILQ_INSERT_TAIL(&ctlconns, c, entry);
+	ctlconn_touch(c);
 }
 
 int
@@ -397,6 +629,14 @@ control_close_all(void)
 	struct ctlconn *c;
 
 	while ((c = TAILQ_FIRST(&ctlconns)) != NULL) {
+		if (c->wait_cb != NULL && c->r != NULL) {
+			(void)c->wait_cb(c->r, c->wait_arg, 1);
+			c->wait_cb = NULL;
+			reply_end(c->r);
+			if (TAILQ_FIRST(&ctlconns) == c)
+				ctlconn_free(c);
+			continue;
+		}
 		if (c->flushing && c->r != NULL) {
 			reply_message(c->r, "flushed at shutdown");
 			reply_end(c->r);
@@ -405,6 +645,16 @@ control_close_all(void)
 		} else
 			ctlconn_free(c);
 	}
+}
+
+/*
+ * Is the reply over its uid's control-output-per-uid, so that further
+ * lines are dropped?  Handlers of long listings stop there.
+ */
+int
+reply_cut(const struct reply *r)
+{
+	return r->c->cut;
 }
 
 /* Has the handler reported an error? */

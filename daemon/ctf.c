@@ -228,6 +228,53 @@ ctf_arg_type(enum tevents_class cls)
 }
 
 /*
+ * The event's trace-events line (its argument types as written and its
+ * format string, which CTF has no attribute for: babeltrace2 warns
+ * about an unknown one) in a comment, as a string literal:
+ *
+ *	/\* trace-events: "job_done(int id, uint64_t ns) \"job %d in %\"
+ *	    PRIu64 \" ns\"" *\/
+ *
+ * Every CTF reader skips a comment; tracectl reads it back
+ * (ctl/tracedir.c) to print events with their format.  Quotes and
+ * backslashes are escaped, control and non-ASCII bytes written as octal
+ * escapes, and the '/' of a "* /" pair too, so the text cannot end the
+ * comment.
+ */
+static int
+ctf_note(struct ctf_buf *b, const struct tevents_event *ev)
+{
+	const unsigned char *p;
+	char		*line;
+	int		 n;
+
+	if (ev->fmt == NULL)		/* nothing to say */
+		return 0;
+	if ((n = tevents_format(ev, NULL, 0)) < 0 ||
+	    (line = malloc((size_t)n + 1)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	tevents_format(ev, line, (size_t)n + 1);
+	if (n > 0 && line[n - 1] == '\n')
+		line[--n] = '\0';
+	ctf_printf(b, "\t/* trace-events: \"");
+	for (p = (const unsigned char *)line; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			ctf_printf(b, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f ||
+		    (*p == '/' && p > (const unsigned char *)line &&
+		    p[-1] == '*'))
+			ctf_printf(b, "\\%03o", *p);
+		else
+			ctf_printf(b, "%c", *p);
+	}
+	ctf_printf(b, "\" */\n");
+	free(line);
+	return 0;
+}
+
+/*
  * One event block.  Field names are unique as shown by the reader: a
  * name that clashes with an earlier one gets "_<n>" appended, with the
  * smallest n that makes it unique.  An event without arguments has no
@@ -252,6 +299,8 @@ ctf_event(struct ctf_buf *b, const struct ctf_event_class *c)
 	ctf_printf(b, ":");
 	ctf_quote(b, ev->name);
 	ctf_printf(b, "\";\n\tid = %" PRIu32 ";\n\tstream_id = 0;\n", c->id);
+	if (ctf_note(b, ev) == -1)
+		return -1;
 	if (ev->nargs > 0)
 		ctf_printf(b, "\tfields := struct {\n");
 	for (i = 0; i < ev->nargs; i++) {
@@ -371,6 +420,32 @@ ctf_metadata(const struct ctf_trace_info *info,
 	ctf_ident(clock, info->clock_name != NULL ? info->clock_name :
 	    "monotonic");
 	ctf_preamble(&b, info, clock);
+	for (i = 0; i < nclasses; i++) {
+		if (ctf_event(&b, &classes[i]) == -1) {
+			free(b.s);
+			return -1;
+		}
+	}
+	if (b.failed) {
+		free(b.s);
+		errno = ENOMEM;
+		return -1;
+	}
+	*out = b.s;
+	return (long)b.len;
+}
+
+long
+ctf_metadata_events(const struct ctf_event_class *classes, size_t nclasses,
+    char **out)
+{
+	struct ctf_buf	 b = { NULL, 0, 4096, 0 };
+	size_t		 i;
+
+	*out = NULL;
+	if ((b.s = malloc(b.cap)) == NULL)
+		return -1;
+	b.s[0] = '\0';
 	for (i = 0; i < nclasses; i++) {
 		if (ctf_event(&b, &classes[i]) == -1) {
 			free(b.s);

@@ -75,6 +75,15 @@ struct ctf_event_class {
 long	ctf_metadata(const struct ctf_trace_info *info,
 	    const struct ctf_event_class *classes, size_t nclasses, char **out);
 
+/*
+ * The declarations of 'classes' alone, as ctf_metadata() writes them,
+ * to append to a session's metadata when a provider comes later: TSDL
+ * allows event declarations anywhere after the stream's, so the file
+ * grows by what is new instead of being rewritten.  Same returns.
+ */
+long	ctf_metadata_events(const struct ctf_event_class *classes,
+	    size_t nclasses, char **out);
+
 /* The fields of one packet's header and context. */
 struct ctf_packet {
 	const uint8_t	*uuid;		/* 16 bytes, the trace uuid */

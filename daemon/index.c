@@ -73,6 +73,8 @@
  *   trace_dirs  where traces went: the --trace-dir of each run ("start"),
  *               every trace-file set ("set") and reload ("reload")
  *   rules       the enable rules in order (the last match wins)
+ *   func_rules  the trace-func (kind func) and tracer (kind tracer) rules,
+ *               each kind in order
  *   sessions    one per traced process connection; id is the daemon's
  *               session number, unique across runs; how is NULL while it
  *               runs, then exited, disconnected, daemon-stopped or
@@ -158,6 +160,14 @@ static const char *const migrations[] = {
 	"  count INTEGER NOT NULL,"
 	"  PRIMARY KEY (session, id)) WITHOUT ROWID;"
 	"PRAGMA user_version = 1;",
+	/* 1 -> 2: function tracing's rules (trace-func, tracer) */
+	"CREATE TABLE func_rules ("
+	"  kind TEXT NOT NULL CHECK (kind IN ('func', 'tracer')),"
+	"  pos INTEGER NOT NULL,"
+	"  pattern TEXT NOT NULL,"
+	"  state INTEGER NOT NULL CHECK (state IN (0, 1)),"
+	"  PRIMARY KEY (kind, pos)) WITHOUT ROWID;"
+	"PRAGMA user_version = 2;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -165,7 +175,7 @@ _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
 
 static const char *const cause_names[TRACED_DROP_NCAUSES] = {
 	"ring_full", "nested", "disconnected", "paused", "write_error",
-	"invalid",
+	"invalid", "deleted",
 };
 
 /* The statements the loop thread's connection keeps prepared. */
@@ -257,6 +267,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 /* The index; loop thread only. */
 struct index {
 	char		*path;		/* owned: <state-dir>/index.db */
+	char		*at;		/* owned: the same, through the state
+					   directory's descriptor: opened */
 	int		 lock_fd;	/* flock()ed: our database */
 	int		 usable;	/* index_open() made it ready */
 	sqlite3		*db;		/* the loop's connection, once used */
@@ -271,6 +283,13 @@ struct index {
 };
 
 static struct index ix = { .lock_fd = -1 };
+
+/* The state directory, reached through its descriptor when it can be. */
+static const char *
+ix_state_at(void)
+{
+	return td->state_at[0] != '\0' ? td->state_at : td->cfg.state_dir;
+}
 
 static int	index_commit(void);
 
@@ -550,8 +569,8 @@ ix_set_aside(void)
 	size_t i;
 
 	for (i = 0; i < 3; i++) {
-		snprintf(from, sizeof(from), "%s%s", ix.path, sfx[i]);
-		snprintf(to, sizeof(to), "%s.broken-%lld%s", ix.path,
+		snprintf(from, sizeof(from), "%s%s", ix.at, sfx[i]);
+		snprintf(to, sizeof(to), "%s.broken-%lld%s", ix.at,
 		    (long long)now, sfx[i]);
 		if (rename(from, to) == -1 && errno != ENOENT)
 			log_warn("index: rename %s", from);
@@ -666,8 +685,8 @@ ix_rules_load(sqlite3 *db)
 	sqlite3_stmt *st;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/rules", td->cfg.state_dir);
-	snprintf(done, sizeof(done), "%s/rules.imported", td->cfg.state_dir);
+	snprintf(path, sizeof(path), "%s/rules", ix_state_at());
+	snprintf(done, sizeof(done), "%s/rules.imported", ix_state_at());
 	if (rules_file_read(path) == 1) {
 		if (script(db, "BEGIN IMMEDIATE") == -1 ||
 		    rules_write(db, td->rules, td->nrules) == -1 ||
@@ -695,6 +714,110 @@ ix_rules_load(sqlite3 *db)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+#define INDEX_PRUNE_BATCH	2000	/* sessions removed at most at once */
+#define INDEX_PRUNE_NS		(3600 * UINT64_C(1000000000))
+
+/*
+ * Retention: forget the ended sessions older than index-max-age days,
+ * and the oldest ended ones beyond index-max-sessions, with their
+ * threads, drops, streams and events, and the runs no session refers
+ * to any more.  At most INDEX_PRUNE_BATCH sessions at a time, so that
+ * the loop never waits long; the next call goes on.  Returns how many
+ * sessions went, or -1 (logged).
+ */
+static int
+ix_prune(sqlite3 *db)
+{
+	uint64_t now = now_ns(CLOCK_REALTIME);
+	uint64_t age = td->cfg.limit[LIMIT_INDEX_DAYS] * 86400 *
+	    UINT64_C(1000000000);
+	sqlite3_stmt *st = NULL;
+	int n;
+
+	if (script(db, "BEGIN IMMEDIATE") == -1)
+		return -1;
+	if (script(db, "CREATE TEMP TABLE IF NOT EXISTS prune "
+	    "(id INTEGER PRIMARY KEY); DELETE FROM temp.prune") == -1)
+		goto rollback;
+	if (sqlite3_prepare_v2(db, "INSERT INTO temp.prune SELECT id FROM "
+	    "sessions WHERE ended_ns IS NOT NULL AND (ended_ns < ?1 OR id "
+	    "NOT IN (SELECT id FROM sessions ORDER BY id DESC LIMIT ?2)) "
+	    "ORDER BY id LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
+		goto rollback;
+	bind_u64(st, 1, now > age ? now - age : 0);
+	sqlite3_bind_int64(st, 2,
+	    (int64_t)td->cfg.limit[LIMIT_INDEX_SESSIONS]);
+	sqlite3_bind_int(st, 3, INDEX_PRUNE_BATCH);
+	if (step_done(st) == -1)
+		goto rollback;
+	sqlite3_finalize(st);
+	st = NULL;
+	n = sqlite3_changes(db);
+	if (n > 0 && (script(db, "DELETE FROM threads WHERE session IN "
+	    "(SELECT id FROM temp.prune)") == -1 ||
+	    script(db, "DELETE FROM drops WHERE session IN "
+	    "(SELECT id FROM temp.prune)") == -1 ||
+	    script(db, "DELETE FROM streams WHERE session IN "
+	    "(SELECT id FROM temp.prune)") == -1 ||
+	    script(db, "DELETE FROM events WHERE session IN "
+	    "(SELECT id FROM temp.prune)") == -1 ||
+	    script(db, "DELETE FROM sessions WHERE id IN "
+	    "(SELECT id FROM temp.prune)") == -1))
+		goto rollback;
+	if (script(db, "DELETE FROM trace_dirs WHERE run NOT IN (SELECT run "
+	    "FROM sessions) AND run IN (SELECT id FROM runs WHERE stopped_ns "
+	    "IS NOT NULL)") == -1 ||
+	    script(db, "DELETE FROM runs WHERE stopped_ns IS NOT NULL AND "
+	    "id NOT IN (SELECT run FROM sessions)") == -1 ||
+	    script(db, "COMMIT") == -1)
+		goto rollback;
+	if (n > 0)
+		log_info("index %s: forgot %d ended session%s (older than "
+		    "%llu days, or beyond the newest %llu: index-max-age, "
+		    "index-max-sessions)", ix.path, n, n == 1 ? "" : "s",
+		    (unsigned long long)td->cfg.limit[LIMIT_INDEX_DAYS],
+		    (unsigned long long)td->cfg.limit[LIMIT_INDEX_SESSIONS]);
+	return n;
+rollback:
+	log_warnx("index %s: pruning: %s", ix.path, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	(void)script(db, "ROLLBACK");
+	return -1;
+}
+
+/*
+ * A run that was killed may have left a stream ending in part of a
+ * packet, or metadata in part of a declaration (repair.c): cut the
+ * files of its open sessions back to what is whole, before anything
+ * reads them.  Best effort; logged where something was cut.
+ */
+static void
+ix_repair_killed(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	char dir[PATH_MAX], last[PATH_MAX] = "";
+	const char *path, *slash;
+
+	if (sqlite3_prepare_v2(db, "SELECT path FROM streams WHERE session "
+	    "IN (SELECT id FROM sessions WHERE ended_ns IS NULL) ORDER BY "
+	    "path", -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		path = (const char *)sqlite3_column_text(st, 0);
+		if (path == NULL || (slash = strrchr(path, '/')) == NULL ||
+		    (size_t)(slash - path) >= sizeof(dir))
+			continue;
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+		if (strcmp(dir, last) != 0) {
+			repair_session_files(dir, NULL);
+			snprintf(last, sizeof(last), "%s", dir);
+		}
+		repair_session_files(dir, path);
+	}
+	sqlite3_finalize(st);
+}
+
 /*
  * Start-up work on a connection of its own: check after a crash, migrate,
  * close what a killed run left open, record this run, load the rules.
@@ -709,6 +832,7 @@ ix_start(sqlite3 *db)
 
 	if (ix_migrate(db) == -1)
 		return -1;
+	ix_repair_killed(db);
 	if (script(db, "BEGIN IMMEDIATE") == -1)
 		goto fail;
 	/*
@@ -766,6 +890,7 @@ ix_start(sqlite3 *db)
 
 	if (ix_rules_load(db) == -1)
 		goto fail;
+	(void)ix_prune(db);
 	return 0;
 rollback:
 	log_warnx("index %s: %s", ix.path, sqlite3_errmsg(db));
@@ -800,7 +925,11 @@ index_open(void)
 		ix.path = NULL;
 		return -1;
 	}
-	snprintf(lock, sizeof(lock), "%s/index.lock", td->cfg.state_dir);
+	if (asprintf(&ix.at, "%s/%s", ix_state_at(), INDEX_FILE) == -1) {
+		ix.at = NULL;
+		return -1;
+	}
+	snprintf(lock, sizeof(lock), "%s/index.lock", ix_state_at());
 	ix.lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
 	if (ix.lock_fd == -1) {
 		log_warn("index: %s", lock);
@@ -811,7 +940,7 @@ index_open(void)
 		    ix.path);
 		goto without;
 	}
-	if ((rc = ix_connect(ix.path, &db)) != SQLITE_OK) {
+	if ((rc = ix_connect(ix.at, &db)) != SQLITE_OK) {
 		if (damaged(rc))
 			goto aside;
 		goto without;
@@ -839,7 +968,7 @@ aside:
 	sqlite3_close(db);
 	db = NULL;
 	ix_set_aside();
-	if (ix_connect(ix.path, &db) == SQLITE_OK && ix_start(db) == 0) {
+	if (ix_connect(ix.at, &db) == SQLITE_OK && ix_start(db) == 0) {
 		sqlite3_close(db);
 		ix.usable = 1;
 		return 0;
@@ -851,7 +980,7 @@ without:
 	if (td->nrules == 0) {
 		char path[PATH_MAX];
 
-		snprintf(path, sizeof(path), "%s/rules", td->cfg.state_dir);
+		snprintf(path, sizeof(path), "%s/rules", ix_state_at());
 		(void)rules_file_read(path);
 	}
 	if (ix.lock_fd != -1)
@@ -882,7 +1011,7 @@ ix_db(void)
 
 	if (ix.db != NULL || !ix.usable)
 		return ix.db;
-	if (ix_connect(ix.path, &ix.db) == -1) {
+	if (ix_connect(ix.at, &ix.db) == -1) {
 		ix.usable = 0;
 		return NULL;
 	}
@@ -996,17 +1125,19 @@ ring_state(const struct session *s, const struct sring *r)
 	return s->closing ? "closed" : "active";
 }
 
-/* Provider and event of id (an index into the session's event table). */
+/* Provider, event name and id of class number 'cls' of a session. */
 static const struct sprov *
-event_of(const struct session *s, uint32_t idx, const char **name)
+event_of(const struct session *s, uint32_t cls, const char **name,
+    uint32_t *id)
 {
-	uint32_t id = idx + TRACED_EVENT_ID_BASE, i;
+	uint32_t i;
 
 	for (i = 0; i < s->nprovs; i++) {
 		const struct sprov *p = s->provs[i];
 
-		if (id >= p->id_base && id - p->id_base < p->nevents) {
-			*name = p->tf.events[id - p->id_base].name;
+		if (cls >= p->cls && cls - p->cls < p->nevents) {
+			*name = p->d->tf.events[cls - p->cls].name;
+			*id = p->id_base + (cls - p->cls);
 			return p;
 		}
 	}
@@ -1101,15 +1232,16 @@ ix_write_session(struct session *s, uint64_t now, uint64_t ended)
 
 	for (i = 0; i < s->nev_counts; i++) {
 		const struct sprov *p;
+		uint32_t id;
 
 		if (s->ev_counts[i] == s->ev_written[i])
 			continue;
-		if ((p = event_of(s, i, &ename)) == NULL)
+		if ((p = event_of(s, i, &ename, &id)) == NULL)
 			continue;
 		if ((st = ix_stmt(ST_EVENT_PUT)) == NULL)
 			return -1;
 		sqlite3_bind_int64(st, 1, s->id);
-		sqlite3_bind_int64(st, 2, i + TRACED_EVENT_ID_BASE);
+		sqlite3_bind_int64(st, 2, id);
 		bind_text(st, 3, p->name);
 		bind_text(st, 4, ename);
 		bind_u64(st, 5, s->ev_counts[i]);
@@ -1130,7 +1262,7 @@ ix_flush(void)
 	int rc = 0;
 
 	TAILQ_FOREACH(s, &td->sessions, entry) {
-		if (!s->index_dirty)
+		if (!s->index_dirty || s->dirfd == -1)
 			continue;
 		if (ix_begin() == -1)
 			return -1;
@@ -1148,10 +1280,20 @@ ix_flush(void)
 static void
 ix_batch_cb(int fd, short what, void *arg)
 {
+	static uint64_t next_prune;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
 	(void)fd;
 	(void)what;
 	(void)arg;
 	(void)ix_flush();
+	/* Retention: hourly, and again at once while a batch was full. */
+	if (now >= next_prune && ix.db != NULL && !ix.in_txn) {
+		int n = ix_prune(ix.db);
+
+		next_prune = now + (n == INDEX_PRUNE_BATCH ?
+		    INDEX_BATCH_MS * UINT64_C(1000000) : INDEX_PRUNE_NS);
+	}
 }
 
 /*
@@ -1235,34 +1377,36 @@ index_session_changed(struct session *s)
 }
 
 /*
- * A drain of one of s's rings came back: add its events per id
- * (counts[0..n), indexed by id - TRACED_EVENT_ID_BASE; NULL if none) to
- * the session's and mark it for the next batch.  Loop thread.
+ * A drain of one of s's rings came back: add its events per class (n
+ * pairs, only the classes it saw) to the session's and mark it for the
+ * next batch.  Loop thread.
  */
 void
-index_session_counts(struct session *s, const uint64_t *counts, uint32_t n)
+index_session_counts(struct session *s, const struct cls_count *counts,
+    uint32_t n)
 {
 	uint64_t *c, *w;
-	uint32_t i;
+	uint32_t i, want = s->nclasses;
 
 	s->index_dirty = 1;
-	if (counts == NULL || n == 0)
-		return;
-	if (n > s->nev_counts) {
-		c = reallocarray(s->ev_counts, n, sizeof(*c));
+	if (n > 0 && want > s->nev_counts) {
+		c = reallocarray(s->ev_counts, want, sizeof(*c));
 		if (c == NULL)
 			return;
 		s->ev_counts = c;
-		w = reallocarray(s->ev_written, n, sizeof(*w));
+		w = reallocarray(s->ev_written, want, sizeof(*w));
 		if (w == NULL)
 			return;
 		s->ev_written = w;
-		memset(c + s->nev_counts, 0, (n - s->nev_counts) * sizeof(*c));
-		memset(w + s->nev_counts, 0, (n - s->nev_counts) * sizeof(*w));
-		s->nev_counts = n;
+		memset(c + s->nev_counts, 0,
+		    (want - s->nev_counts) * sizeof(*c));
+		memset(w + s->nev_counts, 0,
+		    (want - s->nev_counts) * sizeof(*w));
+		s->nev_counts = want;
 	}
 	for (i = 0; i < n; i++)
-		s->ev_counts[i] += counts[i];
+		if (counts[i].cls < s->nev_counts)
+			s->ev_counts[counts[i].cls] += counts[i].n;
 }
 
 /*
@@ -1399,6 +1543,7 @@ index_close(void)
 	if (ix.lock_fd != -1)
 		close(ix.lock_fd);
 	free(ix.path);
+	free(ix.at);
 	memset(&ix, 0, sizeof(ix));
 	ix.lock_fd = -1;
 }
@@ -1626,4 +1771,80 @@ index_session_get(uint32_t id, const struct index_visitor *v)
 		sqlite3_reset(st);
 	}
 	return found;
+}
+
+/*
+ * Replace the saved function-tracing rules of 'kind' ("func" or
+ * "tracer") with rules[0..n), committed before it returns.  0, or -1
+ * (logged).  Loop thread.
+ */
+int
+index_func_rules_save(const char *kind, const struct rule *rules, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+
+	if (ix_db() == NULL) {
+		log_warnx("the %s rules cannot be saved: no session index",
+		    kind);
+		return -1;
+	}
+	if (ix_begin() == -1)
+		return -1;
+	if (sqlite3_prepare_v2(ix.db, "DELETE FROM func_rules WHERE kind = ?1",
+	    -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	bind_text(st, 1, kind);
+	if (step_done(st) == -1)
+		goto fail;
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(ix.db, "INSERT INTO func_rules (kind, pos, "
+	    "pattern, state) VALUES (?1, ?2, ?3, ?4)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		bind_text(st, 1, kind);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+		bind_text(st, 3, rules[i].pattern);
+		sqlite3_bind_int(st, 4, rules[i].on != 0);
+		if (step_done(st) == -1)
+			goto fail;
+	}
+	sqlite3_finalize(st);
+	return index_commit();
+fail:
+	log_warnx("index %s: saving the %s rules: %s", ix.path, kind,
+	    sqlite3_errmsg(ix.db));
+	sqlite3_finalize(st);
+	ix.txn_failed = 1;
+	(void)index_commit();
+	return -1;
+}
+
+/*
+ * The saved function-tracing rules of 'kind', in order, appended to
+ * *rules (the caller frees them).  0, or -1 (logged) when the index
+ * cannot say.  Loop thread.
+ */
+int
+index_func_rules_load(const char *kind, struct rule **rules, size_t *n)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (ix_db() == NULL)
+		return -1;
+	if (sqlite3_prepare_v2(ix.db, "SELECT pattern, state FROM func_rules "
+	    "WHERE kind = ?1 ORDER BY pos", -1, &st, NULL) != SQLITE_OK) {
+		log_warnx("index %s: %s", ix.path, sqlite3_errmsg(ix.db));
+		return -1;
+	}
+	bind_text(st, 1, kind);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (col_text(st, 0) != NULL && rule_push(rules, n,
+		    col_text(st, 0), sqlite3_column_int(st, 1)) == -1)
+			rc = SQLITE_NOMEM;
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
 }

@@ -21,8 +21,8 @@
  *
  * Shutdown order (SIGINT, SIGTERM): tell systemd STOPPING=1, stop
  * accepting clients, drain every ring of every session to the end, wait
- * for the writeout jobs, answer pending flushes, stop the workers,
- * close sessions and sockets.
+ * for the writeout and intake jobs, answer pending flushes, stop the
+ * intake thread and the workers, close sessions and sockets.
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -66,6 +66,7 @@ static struct {
 } conf;
 
 static int	client_ours;		/* we made client.sock: unlink it */
+static int	log_ours;		/* stderr is <state-dir>/traced.log */
 static int	control_ours;		/* we made control.sock */
 static int	sockets_passed;		/* how many systemd gave us */
 
@@ -76,7 +77,8 @@ usage(FILE *f)
 "usage: traced [-fhvV] [--foreground] [--config FILE] [--system]\n"
 "              [--runtime-dir DIR] [--trace-dir DIR] [--state-dir DIR]\n"
 "              [--ring-size BYTES] [--workers N] [--drain-interval MS]\n"
-"              [--writeout-nice N]\n"
+"              [--writeout-nice N] [--stream-max-size BYTES]\n"
+"              [--set KEY=VALUE]...\n"
 "\n"
 "The traced daemon: drains the trace rings of traced programs into CTF\n"
 "trace directories and answers tracectl.\n"
@@ -94,14 +96,21 @@ usage(FILE *f)
 "                          users: $XDG_DATA_HOME/traced/traces)\n"
 "  -s, --state-dir DIR     saved rules (system: /var/lib/traced; users:\n"
 "                          $XDG_STATE_HOME/traced)\n"
-"      --ring-size BYTES   default ring per traced thread, 4K to 1G\n"
-"                          (default 1M; a process may ask otherwise with\n"
-"                          TRACED_RING_SIZE)\n"
+"      --ring-size BYTES   the most a traced thread's ring grows to, a power\n"
+"                          of two from 4K to 1G (default 16M; rings start\n"
+"                          at 1M; a process may ask with TRACED_RING_SIZE)\n"
 "      --workers N         writeout threads, 1 to 64 (default: number of\n"
 "                          CPUs)\n"
 "      --drain-interval MS drain quiet rings this often (default 100)\n"
-"      --writeout-nice N   niceness of the writeout threads, 0-19 (default 19:\n"
-"                          drains use CPU the traced programs leave idle)\n"
+"      --writeout-nice N   niceness of the drain, writeout and intake\n"
+"                          threads, 0-19 (default 0: raised, they starve\n"
+"                          next to busy programs, whose rings then lose\n"
+"                          events)\n"
+"      --stream-max-size BYTES  cut each thread's stream into files of about\n"
+"                          this size, at least 1M (default 0: one file)\n"
+"  -o, --set KEY=VALUE     any setting of traced.conf(5), such as the limits\n"
+"                          on what one user may make the daemon hold\n"
+"                          (sessions-per-uid=512, rings-per-uid=4096...)\n"
 "  -v, --verbose           log debug messages\n"
 "  -V, --version           print the version\n"
 "  -h, --help              this text\n"
@@ -118,104 +127,60 @@ now_ns(int clock)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* mkdir -p with 'mode' for the directories it creates.  0 or -1. */
-int
-mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX], *p;
-	struct stat st;
-
-	if (strlen(path) >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(buf, path);
-	for (p = buf + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-
-		*p = '\0';
-		if (mkdir(buf, mode) == -1 && errno != EEXIST)
-			return -1;
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	if (stat(path, &st) == -1)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
-	return 0;
-}
-
-
-static char *
-xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (p == NULL)
-		fatal("strdup");
-	return p;
-}
-
 /*
- * The runtime directory holds the sockets.  A private one (per user, in
- * /tmp) must be ours and closed to others, or anyone could stand in for
- * the daemon.
+ * The runtime directory holds the sockets.  It must be the daemon's
+ * and closed to others' writes, or anyone could stand in for the daemon
+ * (fsdir.c).  Made if missing: 0755 for the system daemon, so that
+ * every user's programs reach client.sock, whatever the umask; 0700 for
+ * a user's.
  */
 static void
 runtime_dir_prepare(const char *dir)
 {
-	struct stat st;
+	char err[PATH_MAX + 256];
 
-	if (mkdir_p(dir, 0755) == -1)
-		fatal("cannot create runtime directory %s", dir);
-	if (lstat(dir, &st) == -1)
-		fatal("%s", dir);
-	if (!S_ISDIR(st.st_mode))
-		fatalx("runtime directory %s is not a directory", dir);
-	if (td->cfg.user && st.st_uid != geteuid())
-		fatalx("runtime directory %s belongs to uid %u, not to you: "
-		    "remove it or choose another with --runtime-dir", dir,
-		    (unsigned)st.st_uid);
-	if (td->cfg.user && (st.st_mode & 022) != 0)
-		fatalx("runtime directory %s is writable by others: "
-		    "chmod go-w %s", dir, dir);
+	td->runtime_dirfd = fsdir_open(dir, FSDIR_CREATE_ALL,
+	    td->cfg.user ? 0700 : 0755, err, sizeof(err));
+	if (td->runtime_dirfd == -1)
+		fatalx("runtime directory: %s (or choose another with "
+		    "--runtime-dir)", err);
 }
 
 static int
 listen_unix(const char *dir, const char *name, mode_t mode)
 {
 	struct sockaddr_un sun;
+	char at[64];
+	mode_t old;
 	int fd, probe;
 
+	/* Through the directory's descriptor: the name bound is in the
+	 * directory that was checked. */
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	if ((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s", dir,
-	    name) >= sizeof(sun.sun_path))
+	if ((size_t)snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s",
+	    fsdir_path(td->runtime_dirfd, dir, at, sizeof(at)), name) >=
+	    sizeof(sun.sun_path))
 		fatalx("socket path %s/%s is too long", dir, name);
 	/* A socket file that answers means a daemon already runs there. */
 	probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (probe != -1 && connect(probe, (struct sockaddr *)&sun,
 	    sizeof(sun)) == 0)
-		fatalx("another traced is already listening on %s (stop it, "
-		    "or give this one another --runtime-dir)", sun.sun_path);
+		fatalx("another traced is already listening on %s/%s (stop "
+		    "it, or give this one another --runtime-dir)", dir, name);
 	if (probe != -1)
 		close(probe);
-	(void)unlink(sun.sun_path);
+	(void)unlinkat(td->runtime_dirfd, name, 0);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		fatal("socket");
+	/* The socket file is born with its mode: no window with another. */
+	old = umask((mode_t)(~mode & 0777));
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
-		fatal("bind %s", sun.sun_path);
-	if (chmod(sun.sun_path, mode) == -1)
-		fatal("chmod %s", sun.sun_path);
+		fatal("bind %s/%s", dir, name);
+	umask(old);
 	if (listen(fd, 128) == -1)
-		fatal("listen %s", sun.sun_path);
+		fatal("listen %s/%s", dir, name);
 	return fd;
 }
 
@@ -327,20 +292,15 @@ sockets_open(void)
 static void
 sockets_close(void)
 {
-	char path[PATH_MAX];
-
 	close(td->client_fd);
 	close(td->control_fd);
-	if (client_ours) {
-		snprintf(path, sizeof(path), "%s/%s", td->cfg.runtime_dir,
-		    TRACED_CLIENT_SOCK);
-		unlink(path);
-	}
-	if (control_ours) {
-		snprintf(path, sizeof(path), "%s/%s", td->cfg.runtime_dir,
-		    TRACED_CONTROL_SOCK);
-		unlink(path);
-	}
+	if (client_ours)
+		(void)unlinkat(td->runtime_dirfd, TRACED_CLIENT_SOCK, 0);
+	if (control_ours)
+		(void)unlinkat(td->runtime_dirfd, TRACED_CONTROL_SOCK, 0);
+	if (td->runtime_dirfd != -1)
+		close(td->runtime_dirfd);
+	td->runtime_dirfd = -1;
 }
 
 /*
@@ -410,7 +370,7 @@ clock_set_offset(struct dclock *c, long double zero_real_ns)
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-static uint64_t
+static inline uint64_t
 rdtsc(void)
 {
 	uint32_t lo, hi;
@@ -494,6 +454,21 @@ clock_setup(void)
 }
 
 /*
+ * Now, in the ticks of clock 'dclock' (DCLOCK_*), as sessions on it
+ * stamp their events.  Any thread.
+ */
+uint64_t
+now_ticks(int dclock)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (dclock == DCLOCK_TSC)
+		return rdtsc();
+#endif
+	(void)dclock;
+	return now_ns(CLOCK_MONOTONIC);
+}
+
+/*
  * Go to the background once the sockets listen: the parent exits 0 only
  * when the child is ready, so "traced && tracectl ..." needs no sleep.
  * The log goes to <state-dir>/traced.log.
@@ -501,7 +476,7 @@ clock_setup(void)
 static void
 daemonize(void)
 {
-	char path[PATH_MAX], ok;
+	char ok;
 	int p[2], fd;
 	pid_t pid;
 
@@ -519,14 +494,15 @@ daemonize(void)
 	close(p[0]);
 	if (setsid() == -1)
 		fatal("setsid");
-	snprintf(path, sizeof(path), "%s/traced.log", td->cfg.state_dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	fd = openat(td->state_dirfd, "traced.log", O_WRONLY | O_CREAT |
+	    O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd == -1)
-		fatal("%s", path);
-	fprintf(stderr, "traced: running in the background, logging to %s\n",
-	    path);
+		fatal("%s/traced.log", td->cfg.state_dir);
+	fprintf(stderr, "traced: running in the background, logging to "
+	    "%s/traced.log\n", td->cfg.state_dir);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
+	log_ours = 1;
 	journal_stream_check();		/* stderr is a file now */
 	log_init(0);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -540,32 +516,58 @@ daemonize(void)
 	close(p[1]);
 }
 
+#define LOG_FILE_MAX	(16u << 20)	/* traced.log, then traced.log.1 */
+
+/*
+ * The log file of a daemon in the background is kept to LOG_FILE_MAX
+ * and one older file: the newest lines win.  (Under systemd, journald
+ * keeps the log and its own retention.)
+ */
+static void
+log_rotate_check(void)
+{
+	struct stat st;
+	int fd;
+
+	if (!log_ours || fstat(STDERR_FILENO, &st) == -1 ||
+	    st.st_size < LOG_FILE_MAX)
+		return;
+	if (renameat(td->state_dirfd, "traced.log", td->state_dirfd,
+	    "traced.log.1") == -1)
+		return;
+	fd = openat(td->state_dirfd, "traced.log", O_WRONLY | O_CREAT |
+	    O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd == -1)
+		return;
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	log_info("log continued from %s/traced.log.1 (kept to %u MiB and one "
+	    "older file)", td->cfg.state_dir, LOG_FILE_MAX >> 20);
+}
+
 static void
 timer_cb(int fd, short what, void *arg)
 {
-	struct session *s;
-	struct sring *r;
+	static uint64_t last_check;
+	struct session *s, *next;
 
 	(void)fd;
 	(void)what;
 	(void)arg;
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		TAILQ_FOREACH(r, &s->rings, entry)
-			if (!r->queued && __atomic_load_n(&r->hdr->head,
-			    __ATOMIC_RELAXED) != r->tail)
-				writeout_submit(r, 0);
+	/* A deleted directory is noticed within a second. */
+	if (now_ns(CLOCK_MONOTONIC) - last_check > 1000000000u) {
+		(void)trace_dir_check(1);
+		log_rotate_check();
+		last_check = now_ns(CLOCK_MONOTONIC);
+	}
+	for (s = TAILQ_FIRST(&td->sessions); s != NULL; s = next) {
+		next = TAILQ_NEXT(s, entry);
+		/* Metadata that could not be written is tried again. */
+		if (s->meta_waiting)
+			session_meta_retry(s);	/* may free s */
+	}
 }
 
-/* (Re)arm the drain timer at the configured interval. */
-static void
-drain_timer_set(void)
-{
-	struct timeval tv;
-
-	tv.tv_sec = td->cfg.drain_ms / 1000;
-	tv.tv_usec = (suseconds_t)(td->cfg.drain_ms % 1000) * 1000;
-	event_add(td->ev_timer, &tv);
-}
 
 /*
  * The settings the file 'file' (giving 'keys') and the command line
@@ -583,37 +585,185 @@ config_build(struct config *c, const struct config *file, unsigned keys)
 	return 0;
 }
 
+#define TRACE_DIR_FILE	"trace-dir"	/* in the state directory */
+
 /*
- * Move the trace output to 'path', like 'tracectl trace-file set': every
- * session continues in a new directory there.  Returns 0, or -1
- * (logged) with the output unchanged.
+ * Keep the directory of 'tracectl trace-file set' for the next start
+ * (path), or forget it (NULL): <state-dir>/trace-dir, one line, made
+ * beside and renamed over.  Logged on failure.
  */
+static void
+trace_dir_remember(const char *path)
+{
+	int fd;
+
+	if (path == NULL) {
+		if (unlinkat(td->state_dirfd, TRACE_DIR_FILE, 0) == -1 &&
+		    errno != ENOENT)
+			log_warn("%s/%s", td->cfg.state_dir, TRACE_DIR_FILE);
+		return;
+	}
+	(void)unlinkat(td->state_dirfd, TRACE_DIR_FILE ".tmp", 0);
+	fd = openat(td->state_dirfd, TRACE_DIR_FILE ".tmp", O_WRONLY |
+	    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd == -1 || dprintf(fd, "%s\n", path) < 0 || fsync(fd) == -1 ||
+	    renameat(td->state_dirfd, TRACE_DIR_FILE ".tmp", td->state_dirfd,
+	    TRACE_DIR_FILE) == -1)
+		log_warn("%s/%s: the trace directory will not be kept at a "
+		    "restart", td->cfg.state_dir, TRACE_DIR_FILE);
+	if (fd != -1)
+		close(fd);
+}
+
+/*
+ * The directory 'tracectl trace-file set' gave before the last restart,
+ * into buf, or NULL.
+ */
+static const char *
+trace_dir_remembered(char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = openat(td->state_dirfd, TRACE_DIR_FILE, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 1 || buf[0] != '/')
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/*
+ * Where traces go without 'trace-file set': the command line's, the
+ * configuration file's, or the mode's default.
+ */
+const char *
+trace_dir_default(void)
+{
+	if (conf.cli_keys & CONFIG_BIT(CONFIG_TRACE_DIR))
+		return conf.cli.trace_dir;
+	if (conf.file_keys & CONFIG_BIT(CONFIG_TRACE_DIR))
+		return conf.file.trace_dir;
+	return conf.defaults.trace_dir;
+}
+
+/*
+ * Move the trace output to 'path' ('how': "set", "reload"): open and
+ * check it (fsdir.c; its last component is made if missing), then every
+ * session continues in a new directory there.  Returns 0, or -1 with
+ * the reason in err and the output where it was.  Loop thread.
+ */
+int
+trace_dir_set(const char *path, const char *how, int *created, char *err,
+    size_t errsize)
+{
+	struct session *s;
+	struct stat st;
+	char *p;
+	int fd, failed = 0, missing;
+
+	missing = lstat(path, &st) == -1 && errno == ENOENT;
+	fd = fsdir_open(path, FSDIR_CREATE_LAST, 0750, err, errsize);
+	if (fd == -1)
+		return -1;
+	if (created != NULL)
+		*created = missing;
+	/* 'set' is kept across restarts; 'default' forgets it. */
+	if (strcmp(how, "set") == 0)
+		trace_dir_remember(path);
+	else if (strcmp(how, "default") == 0)
+		trace_dir_remember(NULL);
+	if ((p = strdup(path)) == NULL) {
+		close(fd);
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	free(td->cfg.trace_dir);
+	td->cfg.trace_dir = p;
+	close(td->trace_dirfd);
+	td->trace_dirfd = fd;
+	(void)index_trace_dir_set(path, how);	/* logs its failure */
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		if (!s->closing && s->dirfd != -1 &&
+		    session_rotate(s) == -1) {
+			log_warnx("session %u could not move to %s", s->id,
+			    path);
+			failed++;
+		}
+	if (failed > 0)
+		snprintf(err, errsize, "%d session%s could not move to %s "
+		    "(see the daemon's log)", failed, failed == 1 ? "" : "s",
+		    path);
+	log_info("trace output now goes to %s (%s)", path, how);
+	return failed > 0 ? -1 : 0;
+}
+
+/*
+ * Was the trace directory, or a session's directory in it, deleted
+ * while tracing?  Files made in a deleted directory are written and
+ * lost, silently.  The trace directory is made again (and checked, as
+ * at start: no symlink planted in its place is followed), each session
+ * whose directory went continues in a new one, and what they had
+ * written is counted as lost (with 'sessions_too').  Returns 1 if the trace directory was
+ * made again, 0 if it was there, -1 if it is gone and cannot be made
+ * (logged).  Loop thread.
+ */
+int
+trace_dir_check(int sessions_too)
+{
+	static int failing;
+	struct session *s;
+	char err[PATH_MAX + 256];
+	int fd, rc = 0;
+
+	if (fsdir_deleted(td->trace_dirfd) == 1) {
+		fd = fsdir_open(td->cfg.trace_dir, FSDIR_CREATE_ALL, 0750,
+		    err, sizeof(err));
+		if (fd == -1) {
+			if (!failing)
+				log_warnx("the trace directory %s was deleted "
+				    "and cannot be made again: %s; events "
+				    "wait in the rings", td->cfg.trace_dir,
+				    err);
+			failing = 1;
+			return -1;
+		}
+		log_warnx("the trace directory %s was deleted while tracing; "
+		    "made it again", td->cfg.trace_dir);
+		failing = 0;
+		close(td->trace_dirfd);
+		td->trace_dirfd = fd;
+		rc = 1;
+	}
+	if (sessions_too)
+		TAILQ_FOREACH(s, &td->sessions, entry)
+			td->deleted_events += session_check_dir(s);
+	return rc;
+}
+
+/* SIGHUP changed trace-dir: like 'tracectl trace-file set'. */
 static int
 reload_trace_dir(const char *path)
 {
-	struct session *s;
-	char *p;
+	char err[PATH_MAX + 256];
 
-	if (mkdir_p(path, 0750) == -1 || access(path, W_OK | X_OK) == -1) {
-		log_warn("SIGHUP: trace-dir %s (traces still go to %s)", path,
+	if (trace_dir_set(path, "reload", NULL, err, sizeof(err)) == -1) {
+		log_warnx("SIGHUP: trace-dir: %s (traces still go to %s)", err,
 		    td->cfg.trace_dir);
 		return -1;
 	}
-	p = xstrdup(path);
-	free(td->cfg.trace_dir);
-	td->cfg.trace_dir = p;
-	(void)index_trace_dir_set(path, "reload");	/* logs its failure */
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		if (!s->closing && s->welcomed && session_rotate(s) == -1)
-			log_warnx("session %u could not move to %s", s->id,
-			    path);
 	return 0;
 }
 
 /*
- * Give the running writeout threads niceness 'nice'.  They set their
- * own when they start (writeout.c), so a running pool is found by
- * thread name in /proc/self/task.  Lowering the niceness needs
+ * Give the running writeout threads (the writers and the drain thread)
+ * niceness 'nice'.  They set their own when they start (writeout.c,
+ * drain.c), so they are found by thread name in /proc/self/task.  Lowering the niceness needs
  * CAP_SYS_NICE or RLIMIT_NICE.  Returns 0, or -1 (logged).
  */
 static int
@@ -641,7 +791,9 @@ reload_nice(int nice)
 		if (n <= 0)
 			continue;
 		comm[n] = '\0';
-		if (strcmp(comm, "traced-writeout\n") != 0)
+		if (strcmp(comm, "traced-writeout\n") != 0 &&
+		    strcmp(comm, "traced-drain\n") != 0 &&
+		    strcmp(comm, "traced-intake\n") != 0)
 			continue;
 		if (setpriority(PRIO_PROCESS, (id_t)tid, nice) == -1) {
 			log_warn("SIGHUP: writeout-nice %d for thread %ld",
@@ -665,7 +817,7 @@ reload_apply(int k, const struct config *c)
 		return 0;
 	case CONFIG_DRAIN_INTERVAL:
 		td->cfg.drain_ms = c->drain_ms;
-		drain_timer_set();
+		writeout_set_interval(td->cfg.drain_ms);
 		return 0;
 	case CONFIG_WRITEOUT_NICE:
 		if (reload_nice(c->writeout_nice) == -1)
@@ -673,6 +825,12 @@ reload_apply(int k, const struct config *c)
 		td->cfg.writeout_nice = c->writeout_nice;
 		return 0;
 	default:
+		/* A limit applies to what clients ask from now on. */
+		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {
+			td->cfg.limit[k - CONFIG_LIMIT0] =
+			    c->limit[k - CONFIG_LIMIT0];
+			return 0;
+		}
 		return -1;
 	}
 }
@@ -781,7 +939,8 @@ out:
 static void
 shutdown_check(void)
 {
-	if (td->stopping && TAILQ_EMPTY(&td->sessions) && writeout_idle())
+	if (td->stopping && TAILQ_EMPTY(&td->sessions) && writeout_idle() &&
+	    intake_idle())
 		event_base_loopexit(td->base, NULL);
 }
 
@@ -830,6 +989,8 @@ main(int argc, char *argv[])
 		{ "workers", required_argument, NULL, 'W' },
 		{ "drain-interval", required_argument, NULL, 'D' },
 		{ "writeout-nice", required_argument, NULL, 'N' },
+		{ "stream-max-size", required_argument, NULL, 'M' },
+		{ "set", required_argument, NULL, 'o' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -839,13 +1000,14 @@ main(int argc, char *argv[])
 	struct event_config *ecfg;
 	struct timeval tv;
 	const char *config_opt = NULL;
-	char err[1024], where[PATH_MAX + 64];
+	char err[PATH_MAX + 1024], where[PATH_MAX + 64], kept[PATH_MAX];
 	int ch, key, system_mode = 0;
+	char *eq;
 
 	td = calloc(1, sizeof(*td));
 	if (td == NULL)
 		return 1;
-	while ((ch = getopt_long(argc, argv, "fc:r:t:s:vVh", longopts,
+	while ((ch = getopt_long(argc, argv, "fc:r:t:s:o:vVh", longopts,
 	    NULL)) != -1) {
 		key = -1;
 		switch (ch) {
@@ -878,6 +1040,24 @@ main(int argc, char *argv[])
 			break;
 		case 'N':
 			key = CONFIG_WRITEOUT_NICE;
+			break;
+		case 'M':
+			key = CONFIG_LIMIT0 + LIMIT_STREAM_SIZE;
+			break;
+		case 'o':
+			/* --set KEY=VALUE: any setting of traced.conf(5). */
+			if ((eq = strchr(optarg, '=')) == NULL) {
+				fprintf(stderr, "traced: --set %s: expected "
+				    "KEY=VALUE\n", optarg);
+				return 2;
+			}
+			*eq = '\0';
+			if ((key = config_key_find(optarg)) == -1) {
+				fprintf(stderr, "traced: --set: no setting "
+				    "'%s' (see traced.conf(5))\n", optarg);
+				return 2;
+			}
+			optarg = eq + 1;
 			break;
 		case 'v':
 			log_verbose = 1;
@@ -935,6 +1115,7 @@ main(int argc, char *argv[])
 
 	td->uid = geteuid();
 	td->gid = getegid();
+	td->trace_dirfd = td->state_dirfd = td->runtime_dirfd = -1;
 	td->next_session = 1;
 	TAILQ_INIT(&td->sessions);
 	TAILQ_INIT(&td->ended);
@@ -944,11 +1125,37 @@ main(int argc, char *argv[])
 	signal(SIGPIPE, SIG_IGN);
 	clock_setup();
 
-	if (mkdir_p(td->cfg.trace_dir, 0750) == -1)
-		fatal("cannot create trace directory %s", td->cfg.trace_dir);
-	if (mkdir_p(td->cfg.state_dir, 0750) == -1)
-		fatal("cannot create state directory %s", td->cfg.state_dir);
-	index_open();
+	limits_init();
+	td->state_dirfd = fsdir_open(td->cfg.state_dir, FSDIR_CREATE_ALL, 0750,
+	    err, sizeof(err));
+	if (td->state_dirfd == -1)
+		fatalx("state directory: %s", err);
+	fsdir_path(td->state_dirfd, td->cfg.state_dir, td->state_at,
+	    sizeof(td->state_at));
+	/* 'trace-file set' outlives a restart, unless --trace-dir. */
+	if (!(conf.cli_keys & CONFIG_BIT(CONFIG_TRACE_DIR)) &&
+	    trace_dir_remembered(kept, sizeof(kept)) != NULL &&
+	    strcmp(kept, td->cfg.trace_dir) != 0) {
+		td->trace_dirfd = fsdir_open(kept, FSDIR_CREATE_NONE, 0750,
+		    err, sizeof(err));
+		if (td->trace_dirfd != -1) {
+			log_info("traces go to %s, as 'tracectl trace-file "
+			    "set' said before the restart ('trace-file set "
+			    "default' goes back to %s)", kept,
+			    td->cfg.trace_dir);
+			free(td->cfg.trace_dir);
+			if ((td->cfg.trace_dir = strdup(kept)) == NULL)
+				fatal("strdup");
+		} else
+			log_warnx("'trace-file set' said %s before the "
+			    "restart, but %s: traces go to %s", kept, err,
+			    td->cfg.trace_dir);
+	}
+	if (td->trace_dirfd == -1)
+		td->trace_dirfd = fsdir_open(td->cfg.trace_dir,
+		    FSDIR_CREATE_ALL, 0750, err, sizeof(err));
+	if (td->trace_dirfd == -1)
+		fatalx("trace directory: %s", err);
 
 	ecfg = event_config_new();
 	event_config_avoid_method(ecfg, "select");
@@ -958,14 +1165,22 @@ main(int argc, char *argv[])
 	if (td->base == NULL)
 		fatalx("libevent: no epoll backend");
 
-	/* Before any thread exists: fork() keeps only the caller. */
+	/*
+	 * Before any thread exists: fork() keeps only the caller.  And
+	 * before the index: a second daemon stops here, saying why,
+	 * before it touches the first one's state directory.
+	 */
 	sockets_open();
+	index_open();
 	if (!td->cfg.foreground) {
 		daemonize();
 		if (event_reinit(td->base) == -1)
 			fatalx("libevent: cannot reinitialize after fork");
 	}
-	td->wo = writeout_new(td->base, td->cfg.workers, td->cfg.writeout_nice);
+	td->wo = writeout_new(td->base, td->cfg.workers, td->cfg.writeout_nice,
+	    td->cfg.drain_ms);
+	if (intake_start(td->base, td->cfg.writeout_nice) == -1)
+		fatalx("cannot start the intake thread");
 	if (client_listen(td->client_fd) == -1 ||
 	    control_listen(td->control_fd) == -1)
 		fatalx("cannot watch the sockets");
@@ -976,8 +1191,11 @@ main(int argc, char *argv[])
 	evsignal_add(ev_int, NULL);
 	evsignal_add(ev_term, NULL);
 	evsignal_add(ev_hup, NULL);
+	/* Housekeeping (rings are drained by the drain thread). */
 	td->ev_timer = event_new(td->base, -1, EV_PERSIST, timer_cb, NULL);
-	drain_timer_set();
+	tv.tv_sec = 0;
+	tv.tv_usec = 100000;
+	event_add(td->ev_timer, &tv);
 	ev_stop = event_new(td->base, -1, EV_PERSIST, stop_timer_cb, NULL);
 	tv.tv_sec = 0;
 	tv.tv_usec = 20000;
@@ -993,6 +1211,7 @@ main(int argc, char *argv[])
 	event_base_dispatch(td->base);
 
 	control_close_all();
+	intake_stop();
 	writeout_free(td->wo);
 	index_close();
 	sockets_close();

@@ -2,502 +2,571 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * The writeout pool: worker threads that drain rings into CTF stream
- * files.
+ * The writeout pipeline: from the rings of traced programs to CTF
+ * stream files, and back to the loop thread with what happened.
  *
  * DESIGN
  *
- * The loop thread submits a ring (on a NOTIFY, on the drain timer, for
- * a flush, at session end); a ring is queued at most once, so one
- * worker at a time owns its drain fields (tail, stream file, packet
- * counters) and its stream stays in order.  A worker:
+ *   ring --pread--> drain thread --chunk--> write queue --> writer
+ *        (validate, packet)    (staging arena)   (pwritev, sync)
+ *                                                     |
+ *   loop thread <--------- done list + eventfd -------+
+ *   (counts, index, loss warnings, session ends; releases the chunk)
  *
- *   1. loads head (acquire; pairs with the producer's release in
- *      traced_commit) and checks it against our own tail: a ring whose
- *      head went backwards or ran more than its size ahead is invalid;
- *   2. copies up to DRAIN_CHUNK bytes of [tail, head) into its own
- *      buffer, so that the producer can no longer change what is
- *      checked and written (the ring is the client's memory);
- *   3. walks the records of the copy with recwalk() (proto/recwalk.c):
- *      sizes, known ids, the layout each event's signature implies,
- *      non-decreasing timestamps, LOST records;
- *   4. writes a packet header plus the checked records with one writev
- *      and publishes the new tail (release; pairs with the producer's
- *      acquire when its cached tail said full), then re-arms the
- *      wakeup flag.
+ * Reading a ring and writing its stream are two stages with staging
+ * memory between them, so that a slow write (a busy disk, the page
+ * cache throttling dirty pages) does not stop the rings from being
+ * drained: the drain thread (drain.c) copies each ring's new records
+ * into an arena, validates them there and gives the ring its room back
+ * at once; the writers take the packets from there, a ring's whole
+ * backlog in one pwritev().  Only when every arena is waiting for a
+ * writer does reading stop, and a ring that fills up then loses events
+ * to a slow disk, which the warning says.
  *
- * A write that fails or is short is cut back (ftruncate) so that only
- * whole packets are ever in a file; its events are counted as lost to
- * a write error and become the next packet's events_discarded.  A span
- * that fails validation quarantines the ring: nothing of it reaches a
- * file, the session and every other client carry on.
+ * One drain thread reads every ring: it is cheap (a pread and a walk
+ * over the records, a few ns per event) and decides when each ring is
+ * read by how fast it fills, rather than waiting to be told.  N writers
+ * (--workers) write; a ring is written by one writer at a time
+ * (wbusy), so its packets stay in order.
+ *
+ * Every ring the loop adds gets exactly one END chunk back, after which
+ * no thread but the loop touches it: that is when a ring of an ended
+ * session may be freed.  Staging memory is allocated once, in arenas of
+ * ARENA_SIZE up to ARENA_MAX, and reused; a chunk's memory is released
+ * by the loop thread after it counted the chunk.
+ *
+ * Priorities: losing events is the last resort.  The drain thread and
+ * the writers run at the niceness --writeout-nice gives (0 by default:
+ * the same share as the traced programs; they need little of it, a few
+ * tens of ns per event).  At nice 19 next to busy programs they starve,
+ * and the warnings say so.
  *
  * Workers block every signal, name themselves, touch no libevent
- * object and report to the loop through a done list and an eventfd.
+ * object and report to the loop through the done list and an eventfd.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
-#include "ctf.h"
-#include "recwalk.h"
-#include "traced.h"
+#include "writeout.h"
 
-struct job {
-	TAILQ_ENTRY(job) entry;
-	struct sring	*r;
-	struct evtab	*evtab;		/* reference held by the loop */
-	int		 sync;		/* fdatasync after writing */
-	int		 final;		/* the process is gone: close the books */
-	uint64_t	 gen;		/* flush generation at submit */
-	uint64_t	 tail;		/* the tail we started from */
-	/* Results. */
-	struct recwalk	 walk;		/* events, LOST records and their
-					   causes, per-id counts */
-	uint64_t	 bytes;
-	uint64_t	 lost_write;	/* events lost to write errors */
-	int		 write_errno;
-	const char	*invalid;	/* why the span was refused */
-	uint64_t	 invalid_at;	/* its ring position */
-	int		 finished;	/* ring finished and empty */
-	int		 books_closed;	/* drain_close() counted the last
-					   unreported losses */
-	int		 more;		/* stopped with data left: requeue */
-	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
-	uint64_t	*counts;	/* events written by id - ID_BASE,
-					   ncounts of them, for the index;
-					   walk.counts points here */
-	uint32_t	 ncounts;
-};
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
 
-TAILQ_HEAD(job_list, job);
+struct writeout *wo_global;
 
-struct writeout {
-	pthread_mutex_t	 lock;
-	pthread_cond_t	 cond;
-	struct job_list	 todo;		/* under lock */
-	struct job_list	 done;		/* under lock */
-	int		 stop;		/* under lock */
-	unsigned	 nworkers;
-	pthread_t	*threads;
-	int		 nice;		/* for the workers */
-	int		 efd;		/* done -> loop */
-	struct event	*ev;
-	unsigned	 outstanding;	/* loop thread: jobs out */
-};
+static uint64_t
+mono_ns(void)
+{
+	return now_ns(CLOCK_MONOTONIC);
+}
 
-static struct writeout *wo_global;
-
-struct drain_ctx {
-	uint8_t		*buf;		/* DRAIN_CHUNK + header */
-	struct iovec	 iov[2];
-};
+/* ---- staging (drain thread, and the loop releasing) -------------------- */
 
 /*
- * The write of buf[0, len), records recwalk() checked and counted,
- * failed: take their events back out of the per-id counts.
+ * A new arena, its pages made now rather than faulted in one by one
+ * while packets are copied in (a page fault is dear on a virtual
+ * machine; see client-lib/pager.c).  Drain thread, lock not held.
  */
-static void
-drain_uncount(struct job *j, const uint8_t *buf, size_t len)
+static int
+arena_make(struct arena *a)
 {
-	struct traced_rec_hdr h;
 	size_t off;
 
-	for (off = 0; off < len; off += h.size) {
-		memcpy(&h, buf + off, sizeof(h));
-		if (h.id != TRACED_EVENT_LOST)
-			j->counts[h.id - TRACED_EVENT_ID_BASE]--;
-	}
-}
-
-/*
- * Append one packet: header + len bytes of buf.  Whole packets only:
- * a failed or short write is cut back.  Returns 0 or -1 (errno set).
- */
-static int
-drain_write_packet(struct sring *r, const uint8_t *hdr, const uint8_t *buf,
-    size_t len)
-{
-	struct iovec iov[2] = {
-		{ (void *)hdr, CTF_PACKET_HDR_SIZE },
-		{ (void *)buf, len },
-	};
-	size_t want = CTF_PACKET_HDR_SIZE + len;
-	ssize_t n;
-	int saved;
-
-	if (r->stream_fd == -1) {
-		errno = EBADF;
+	a->base = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a->base == MAP_FAILED) {
+		a->base = NULL;
 		return -1;
 	}
-	n = pwritev(r->stream_fd, iov, 2, r->stream_size);
-	if (n == (ssize_t)want) {
-		r->stream_size += (off_t)want;
-		return 0;
-	}
-	saved = n == -1 ? errno : ENOSPC;
-	(void)!ftruncate(r->stream_fd, r->stream_size);
-	errno = saved;
-	return -1;
+	if (madvise(a->base, ARENA_SIZE, MADV_POPULATE_WRITE) == 0)
+		for (off = 0; off < ARENA_SIZE; off += 4096)
+			(void)*(volatile uint8_t *)(a->base + off);
+	return 0;
 }
 
 /*
- * The ring is closing for good (thread or process gone): events its
- * producer counted as lost but never reported in a LOST record (it had
- * no event after them) go into one last, empty packet, so that the
- * stream's events_discarded is exact.  Once per ring.
+ * An arena with at least 'need' bytes free for the drain thread, or
+ * NULL when staging is full (every arena waits for writers).  Locked.
+ */
+static struct arena *
+arena_get_locked(struct writeout *wo, size_t need)
+{
+	struct arena *a = wo->cur;
+
+	if (a != NULL && a->refs == 0)
+		a->used = 0;		/* everything in it was released */
+	if (a != NULL && ARENA_SIZE - a->used >= need)
+		return a;
+	if (a != NULL) {
+		a->current = 0;
+		if (a->refs == 0)
+			STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
+		wo->cur = NULL;
+	}
+	if ((a = STAILQ_FIRST(&wo->free_arenas)) != NULL) {
+		STAILQ_REMOVE_HEAD(&wo->free_arenas, entry);
+	} else if (wo->narenas < ARENA_MAX) {
+		a = &wo->arenas[wo->narenas];
+		pthread_mutex_unlock(&wo->lock);
+		if (arena_make(a) == -1) {
+			pthread_mutex_lock(&wo->lock);
+			log_warn("staging memory");
+			return NULL;
+		}
+		pthread_mutex_lock(&wo->lock);
+		wo->narenas++;
+	} else
+		return NULL;
+	a->used = 0;
+	a->refs = 0;
+	a->current = 1;
+	wo->cur = a;
+	return a;
+}
+
+/*
+ * The scheduler's state of one of our threads ('R' runnable, 'D' in a
+ * disk wait, 'S' asleep...), or '?'.
+ */
+static char
+thread_state(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' && p[2] != '\0' ? p[2] : '?';
+}
+
+/*
+ * Staging ran out: note when, and whether the writers were waiting on
+ * the disk or short of CPU time.  A writer stuck in a write now tells
+ * it by its state (runnable: it waits for a CPU; else for the disk);
+ * otherwise the writes since the last time do: mostly off the CPU,
+ * the disk.  Locked; rare (once per time staging runs out).
  */
 static void
-drain_close(struct job *j)
+staging_full_locked(struct writeout *wo)
 {
-	struct sring *r = j->r;
-	uint8_t hdr[CTF_PACKET_HDR_SIZE];
-	struct ctf_packet pk;
-	uint64_t n = 0, d, rec;
-	int i;
+	uint64_t io = wo->io_ns - wo->io_mark, cpu = wo->cpu_ns - wo->cpu_mark;
+	uint64_t now = mono_ns(), since;
+	int disk = 0, runnable = 0;
+	unsigned i;
 
-	/* Set by the loop in job_complete(), never while a job is out. */
-	if (r->books_closed)
-		return;
-	j->books_closed = 1;
-	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
-		/* Client memory: read once, and a total that went
-		 * backwards is no loss. */
-		d = __atomic_load_n(&r->hdr->dropped[i], __ATOMIC_RELAXED);
-		rec = __atomic_load_n(&r->hdr->recorded[i], __ATOMIC_RELAXED);
-		if (d > rec && d - rec < (UINT64_C(1) << 48)) {
-			j->unrecorded[i] = d - rec;
-			n += d - rec;
-		}
+	for (i = 0; i < wo->nwriters; i++) {
+		since = __atomic_load_n(&wo->writers[i].write_since,
+		    __ATOMIC_RELAXED);
+		if (since == 0 || now < since || now - since < 10000000)
+			continue;
+		if (thread_state(__atomic_load_n(&wo->writers[i].tid,
+		    __ATOMIC_RELAXED)) == 'R')
+			runnable = 1;
+		else
+			disk = 1;
 	}
-	if (n == 0)
-		return;
-	/* A stream's first packet says 0 discarded (see drain()). */
-	if (r->seq == 0) {
-		memset(&pk, 0, sizeof(pk));
-		pk.uuid = r->s->uuid;
-		pk.stream_instance_id = r->index;
-		pk.ts_begin = pk.ts_end = r->last_ts;
-		pk.content_bytes = CTF_PACKET_HDR_SIZE;
-		pk.tid = (uint32_t)r->tid;
-		ctf_packet_header(hdr, &pk);
-		if (drain_write_packet(r, hdr, NULL, 0) == 0)
-			r->seq++;
-	}
-	if (n == 0)
-		return;
-	memset(&pk, 0, sizeof(pk));
-	pk.uuid = r->s->uuid;
-	pk.stream_instance_id = r->index;
-	pk.ts_begin = pk.ts_end = r->last_ts;
-	pk.content_bytes = CTF_PACKET_HDR_SIZE;
-	pk.seq = r->seq;
-	pk.events_discarded = r->discarded + n;
-	pk.tid = (uint32_t)r->tid;
-	ctf_packet_header(hdr, &pk);
-	if (drain_write_packet(r, hdr, NULL, 0) == 0)
-		r->seq++;
+	wo->full_since = now;
+	wo->full_end = 0;
+	if (disk || runnable)
+		wo->full_why = disk ? LOSS_SAW_DISK : LOSS_SAW_WRITERS;
 	else
-		j->write_errno = errno;
-	r->discarded += n;
+		wo->full_why = io > 0 && cpu < io / 2 ? LOSS_SAW_DISK :
+		    LOSS_SAW_WRITERS;
+	wo->io_mark = wo->io_ns;
+	wo->cpu_mark = wo->cpu_ns;
+	log_debug("staging full: the writers are %s", wo->full_why ==
+	    LOSS_SAW_DISK ? "waiting on the disk" : "short of CPU time");
+}
+
+static struct chunk *
+chunk_alloc_locked(struct writeout *wo, struct sring *r, size_t room)
+{
+	size_t need = (sizeof(struct chunk) + 7) / 8 * 8 +
+	    CTF_PACKET_HDR_SIZE + room;
+	struct arena *a;
+	struct chunk *c;
+
+	a = arena_get_locked(wo, need);
+	if (a == NULL) {
+		if (!wo->staging_wait)
+			staging_full_locked(wo);
+		wo->staging_wait = 1;
+		return NULL;
+	}
+	if (wo->staging_wait)
+		wo->full_end = mono_ns();
+	wo->staging_wait = 0;
+	c = (struct chunk *)(void *)(a->base + a->used);
+	memset(c, 0, sizeof(*c));
+	c->arena = a;
+	c->r = r;
+	c->kind = CHUNK_DATA;
+	c->pkt = (uint8_t *)c + (sizeof(struct chunk) + 7) / 8 * 8;
+	c->counts = c->inline_counts;
+	a->used += need;
+	a->refs++;
+	return c;
 }
 
 /*
- * Load the producer's head and check it against our tail: it never goes
- * backwards nor runs more than the ring ahead.  0, or -1 with the job
- * marked invalid.
+ * A data chunk with room for 'room' bytes of records after its packet
+ * header, or NULL when staging is full (the writers are behind).
+ * Drain thread.
  */
-static int
-drain_load_head(struct job *j, uint64_t tail, uint64_t size, uint64_t *head)
+struct chunk *
+wo_chunk_new(struct sring *r, size_t room)
 {
-	/* Pairs with the store-release of head in traced_commit(). */
-	*head = __atomic_load_n(&j->r->hdr->head, __ATOMIC_ACQUIRE);
-	if (*head >= tail && *head - tail <= size)
-		return 0;
-	j->invalid = *head < tail ? "head went backwards" :
-	    "head beyond the ring";
-	j->invalid_at = *head;
-	return -1;
+	struct writeout *wo = wo_global;
+	struct chunk *c;
+
+	pthread_mutex_lock(&wo->lock);
+	c = chunk_alloc_locked(wo, r, room);
+	pthread_mutex_unlock(&wo->lock);
+	return c;
 }
 
+/*
+ * The drain thread used 'len' of the room it asked for: give the rest
+ * of the arena back (the chunk is the last one taken from it).
+ */
+void
+wo_chunk_commit(struct chunk *c, size_t len)
+{
+	struct writeout *wo = wo_global;
+	struct arena *a = c->arena;
+	size_t end = (size_t)(c->pkt - a->base) + CTF_PACKET_HDR_SIZE + len;
+
+	pthread_mutex_lock(&wo->lock);
+	if (a->current)
+		a->used = (end + 7) / 8 * 8;
+	pthread_mutex_unlock(&wo->lock);
+	c->len = (uint32_t)len;
+}
+
+/* Release a chunk's memory.  Locked. */
 static void
-drain(struct job *j, struct drain_ctx *c)
+chunk_free_locked(struct writeout *wo, struct chunk *c)
 {
-	struct sring *r = j->r;
-	uint64_t size = traced_ring_size(r->order), head, tail = r->tail;
-	uint8_t hdr[CTF_PACKET_HDR_SIZE];
-	struct ctf_packet pk;
+	struct arena *a = c->arena;
 
-	j->tail = tail;
-	if (drain_load_head(j, tail, size, &head) == -1)
+	if (c->counts != c->inline_counts)
+		free(c->counts);
+	if (a == NULL) {
+		free(c);
 		return;
-	/*
-	 * Packet by packet.  Once a packet's bytes are copied out and
-	 * checked they are ours: tail is published before the (slower)
-	 * write, so the producer gets its room back at once.  Head is
-	 * read again after each packet, so a busy ring is followed while
-	 * it fills, up to one ring's worth per job: then it goes to the
-	 * back of the queue (j->more) and the other rings get their turn.
-	 */
-	while (tail < head && tail - j->tail < size) {
-		struct recwalk *w = &j->walk;
-		uint64_t want = head - tail, first_ts, discarded;
-		uint64_t events_before = w->events;
-		uint64_t discarded_before = w->discarded;
-		long len;
-
-		if (want > DRAIN_CHUNK)
-			want = DRAIN_CHUNK;
-		/* The double mapping makes [tail, tail + want) contiguous. */
-		memcpy(c->buf, r->data + (tail & (size - 1)), want);
-		w->last_ts = r->last_ts;
-		len = recwalk(w, c->buf, want);
-		if (len < 0) {
-			j->invalid = w->invalid;
-			j->invalid_at = tail + w->invalid_off;
-			return;
-		}
-		r->last_ts = w->last_ts;
-		first_ts = w->first_ts;
-		discarded = r->discarded + (w->discarded - discarded_before);
-		if (len == 0) {
-			j->invalid = "record runs past the committed head";
-			j->invalid_at = tail;
-			return;
-		}
-		tail += (uint64_t)len;
-		r->tail = tail;
-		/* Pairs with the producer's load-acquire of tail. */
-		__atomic_store_n(&r->hdr->tail, tail, __ATOMIC_RELEASE);
-
-		/*
-		 * A stream's first packet must say 0 discarded: readers
-		 * report a first non-zero value without a count.  Losses
-		 * before the first packet go after an empty one.
-		 */
-		if (r->seq == 0 && discarded > 0) {
-			memset(&pk, 0, sizeof(pk));
-			pk.uuid = r->s->uuid;
-			pk.stream_instance_id = r->index;
-			pk.ts_begin = pk.ts_end = first_ts;
-			pk.content_bytes = CTF_PACKET_HDR_SIZE;
-			pk.tid = (uint32_t)r->tid;
-			ctf_packet_header(hdr, &pk);
-			if (drain_write_packet(r, hdr, NULL, 0) == 0)
-				r->seq++;
-		}
-		memset(&pk, 0, sizeof(pk));
-		pk.uuid = r->s->uuid;
-		pk.stream_instance_id = r->index;
-		pk.ts_begin = first_ts;
-		pk.ts_end = r->last_ts;
-		pk.content_bytes = CTF_PACKET_HDR_SIZE + (uint64_t)len;
-		pk.seq = r->seq;
-		pk.events_discarded = discarded;
-		pk.tid = (uint32_t)r->tid;
-		pk.tail_pad = w->tail_pad;
-		ctf_packet_header(hdr, &pk);
-		if (drain_write_packet(r, hdr, c->buf, (size_t)len) == 0) {
-			r->seq++;
-			r->discarded = discarded;
-			j->bytes += CTF_PACKET_HDR_SIZE + (uint64_t)len;
-		} else {
-			/* The events are lost; the next packet says so. */
-			uint64_t n = w->events - events_before;
-
-			j->write_errno = errno;
-			w->events = events_before;
-			drain_uncount(j, c->buf, (size_t)len);
-			j->lost_write += n;
-			r->discarded = discarded + n;
-		}
-		if (drain_load_head(j, tail, size, &head) == -1)
-			return;
 	}
-	j->more = tail < head;
-	/* Ask for a wakeup again: the producer's next crossing notifies. */
-	__atomic_store_n(&r->hdr->wakeup, 1, __ATOMIC_RELEASE);
-	if ((__atomic_load_n(&r->hdr->flags, __ATOMIC_ACQUIRE) &
-	    TRACED_RING_FINISHED) && head == r->tail &&
-	    __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE) == r->tail)
-		j->finished = 1;
-	if (j->final || j->finished)
-		drain_close(j);
-	if (j->sync && r->stream_fd != -1 && fdatasync(r->stream_fd) == -1 &&
-	    j->write_errno == 0)
-		j->write_errno = errno;
+	if (--a->refs == 0 && !a->current) {
+		STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
+		if (wo->staging_wait) {
+			wo->drain_kick = 1;
+			pthread_cond_signal(&wo->drain_cond);
+		}
+	}
 }
+
+/* A chunk the drain thread took and did not fill.  Drain thread. */
+void
+wo_chunk_cancel(struct chunk *c)
+{
+	struct writeout *wo = wo_global;
+
+	pthread_mutex_lock(&wo->lock);
+	chunk_free_locked(wo, c);
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/*
+ * A SYNC or END chunk, from the heap: markers never wait for staging.
+ * NULL if out of memory (the drain thread tries again).
+ */
+struct chunk *
+wo_marker_new(struct sring *r, enum chunk_kind kind)
+{
+	struct chunk *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->r = r;
+	c->kind = kind;
+	c->counts = c->inline_counts;
+	return c;
+}
+
+/* Queue a chunk for writing, after the ring's earlier ones. */
+void
+wo_chunk_queue(struct chunk *c)
+{
+	struct writeout *wo = wo_global;
+	struct sring *r = c->r;
+
+	pthread_mutex_lock(&wo->lock);
+	STAILQ_INSERT_TAIL(&r->chunks, c, entry);
+	if (!r->wqueued && !r->wbusy) {
+		r->wqueued = 1;
+		TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
+		pthread_cond_signal(&wo->write_cond);
+	}
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/* ---- writers -------------------------------------------------------------- */
 
 static void *
-writeout_main(void *arg)
+writer_main(void *arg)
 {
-	struct writeout *wo = arg;
-	struct drain_ctx c;
-	struct job *j;
-	sigset_t all;
+	struct writer *w = arg;
+	struct writeout *wo = w->wo;
+	struct chunk_list batch;
 	uint64_t one = 1;
+	struct sring *r;
+	sigset_t all;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	(void)prctl(PR_SET_NAME, "traced-writeout", 0, 0, 0);
-	/* Below the traced programs: drains take CPU they leave idle. */
+	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELAXED);
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), wo->nice) == -1)
 		log_warn("writeout thread: setpriority %d", wo->nice);
-	c.buf = malloc(DRAIN_CHUNK);
-	if (c.buf == NULL)
-		fatal("writeout buffer");
 
 	pthread_mutex_lock(&wo->lock);
 	for (;;) {
 		while (!wo->stop && TAILQ_EMPTY(&wo->todo))
-			pthread_cond_wait(&wo->cond, &wo->lock);
-		if (wo->stop && TAILQ_EMPTY(&wo->todo))
+			pthread_cond_wait(&wo->write_cond, &wo->lock);
+		if (TAILQ_EMPTY(&wo->todo))
 			break;
-		j = TAILQ_FIRST(&wo->todo);
-		TAILQ_REMOVE(&wo->todo, j, entry);
+		r = TAILQ_FIRST(&wo->todo);
+		TAILQ_REMOVE(&wo->todo, r, wentry);
+		r->wqueued = 0;
+		r->wbusy = 1;
+		if (stream_switch_due(r))
+			stream_switch(r);
+		STAILQ_INIT(&batch);
+		STAILQ_CONCAT(&batch, &r->chunks);
 		pthread_mutex_unlock(&wo->lock);
 
-		drain(j, &c);
+		w->io_ns = w->cpu_ns = 0;
+		stream_write(r, &batch, w);
 
 		pthread_mutex_lock(&wo->lock);
-		TAILQ_INSERT_TAIL(&wo->done, j, entry);
+		wo->io_ns += w->io_ns;
+		wo->cpu_ns += w->cpu_ns;
+		r->wbusy = 0;
+		if (!STAILQ_EMPTY(&r->chunks)) {
+			r->wqueued = 1;
+			TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
+		}
+		STAILQ_CONCAT(&wo->done, &batch);
 		(void)!write(wo->efd, &one, sizeof(one));
 	}
 	pthread_mutex_unlock(&wo->lock);
-	free(c.buf);
 	return NULL;
 }
 
-/* A ring may come before any provider: no table, every id unknown. */
-struct evtab *
-evtab_get(struct evtab *t)
-{
-	if (t != NULL)
-		t->refs++;
-	return t;
-}
+/* ---- the loop thread ------------------------------------------------------ */
 
+/* Free a session's event tables (no thread reads them any more). */
 void
-evtab_put(struct evtab *t)
+evtab_free(struct evtab *t)
 {
-	if (t != NULL && --t->refs == 0) {
-		free(t->ev);
+	struct evtab *older;
+
+	for (; t != NULL; t = older) {
+		older = t->older;
 		free(t);
 	}
 }
 
+/* A chunk came back from its writer: count it.  Loop thread. */
 static void
-job_complete(struct job *j)
+chunk_done(struct chunk *c)
 {
-	struct sring *r = j->r;
+	struct sring *r = c->r;
 	struct session *s = r->s;
-	int i, sync_again;
-	uint64_t lost = j->lost_write;
-	unsigned causes = j->lost_write ? 1u << TRACED_DROP_WRITE_ERROR : 0;
+	uint64_t lost = 0, now;
+	unsigned causes = 0;
+	uint32_t i;
 
-	r->queued = 0;
-	r->books_closed |= j->books_closed;
-	r->events += j->walk.events;
-	r->lost_records += j->walk.lost_records;
-	r->bytes += j->bytes;
-	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
-		uint64_t n = j->walk.lost[i] + j->unrecorded[i];
-
-		r->lost[i] += n;
-		lost += n;
-		if (n > 0)
-			causes |= 1u << i;
-	}
-	if (j->lost_write > 0) {
-		if (r->write_errno == 0)
+	sring_grown(r, c->order);
+	r->bytes += c->bytes;
+	if (c->lost_write > 0) {
+		/*
+		 * Said once when it starts; a disk that keeps filling
+		 * again as soon as a little is free (every short write
+		 * is cut back) is said again at most every
+		 * LOSS_WARN_INTERVAL_NS per stream.
+		 */
+		now = now_ns(CLOCK_MONOTONIC);
+		if (r->write_errno == 0 && now >= r->write_warn_next) {
 			log_warnx("session %u (%s[%d]) thread %d: cannot "
 			    "write %s: %s; %llu events lost, writing resumes "
 			    "when it can", s->id, s->comm, (int)s->pid,
-			    (int)r->tid, r->stream_path,
-			    strerror(j->write_errno),
-			    (unsigned long long)j->lost_write);
-		r->lost[TRACED_DROP_WRITE_ERROR] += j->lost_write;
+			    (int)r->tid, r->stream_path != NULL ?
+			    r->stream_path : "its stream",
+			    strerror(c->write_errno),
+			    (unsigned long long)c->lost_write);
+			r->write_warn_next = now + LOSS_WARN_INTERVAL_NS;
+		}
+		r->lost[TRACED_DROP_WRITE_ERROR] += c->lost_write;
+		lost += c->lost_write;
+		causes |= 1u << TRACED_DROP_WRITE_ERROR;
 	}
-	r->write_errno = j->write_errno;
+	r->write_errno = c->write_errno;
+	switch (c->kind) {
+	case CHUNK_DATA:
+		if (c->write_errno == 0 && c->fgen <= r->dead_gen) {
+			/* Written into a directory deleted since. */
+			r->lost[TRACED_DROP_DELETED] += c->events;
+			td->deleted_events += c->events;
+			index_session_counts(s, NULL, 0);
+		} else if (c->write_errno == 0) {
+			r->events += c->events;
+			if (c->fgen == r->fgen)
+				r->stream_events += c->events;
+			/* Its part half full: the next one, ready. */
+			if (c->fgen == r->fgen && c->fpart + 1 == r->parts &&
+			    td->cfg.limit[LIMIT_STREAM_SIZE] != 0 &&
+			    c->fsize >= td->cfg.limit[LIMIT_STREAM_SIZE] / 2)
+				sring_cut_stream(r);
+			r->lost_records += c->lost_records;
+			index_session_counts(s, c->counts, c->ncounts);
+		} else
+			index_session_counts(s, NULL, 0);
+		for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
+			r->lost[i] += c->lost[i];
+			lost += c->lost[i];
+			if (c->lost[i] > 0)
+				causes |= 1u << i;
+		}
+		break;
+	case CHUNK_SYNC:
+		if (c->gen > r->gen_done)
+			r->gen_done = c->gen;
+		break;
+	case CHUNK_END:
+		r->ended = 1;
+		r->last_ts = c->last_ts;
+		if (c->how == END_INVALID) {
+			limits_logx(s->uid, "session %u (%s[%d]) thread %d: "
+			    "ring refused at position %llu: %s; no longer "
+			    "reading it", s->id, s->comm, (int)s->pid,
+			    (int)r->tid, (unsigned long long)c->invalid_at,
+			    c->invalid);
+			r->quarantined = 1;
+		} else {
+			r->books_closed = 1;
+			for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
+				r->lost[i] += c->unrecorded[i];
+				lost += c->unrecorded[i];
+				if (c->unrecorded[i] > 0)
+					causes |= 1u << i;
+			}
+			if (c->how == END_FINISHED) {
+				log_debug("session %u thread %d finished",
+				    s->id, (int)r->tid);
+				r->finished = 1;
+			}
+		}
+		/* Nobody else has it now: its memory and charge go back. */
+		sring_finished(r);
+		break;
+	}
 	if (lost > 0)
-		session_warn_loss(s, r, lost, causes);
-	if (j->invalid != NULL) {
-		log_warnx("session %u (%s[%d]) thread %d: ring refused at "
-		    "position %llu: %s; no longer reading it", s->id, s->comm,
-		    (int)s->pid, (int)r->tid,
-		    (unsigned long long)j->invalid_at, j->invalid);
-		r->quarantined = 1;
-	}
-	if (j->gen > r->gen_done && j->sync)
-		r->gen_done = j->gen;
-	index_session_counts(s, j->counts, j->ncounts);
-	free(j->counts);
-	evtab_put(j->evtab);
-	if (j->more)
-		r->again = 1;
-	if (j->finished && !r->again) {
-		log_debug("session %u thread %d finished", s->id, (int)r->tid);
-		r->finished = 1;
-		sring_close_stream(r);
-	}
-	free(j);
-	if (r->again && !r->quarantined && !r->finished) {
-		sync_again = r->sync_again;
-		r->again = r->sync_again = 0;
-		writeout_submit(r, sync_again);
-	}
-	session_check_done(s);
+		session_warn_loss(s, r, lost, causes, c->why, c->late_ms);
 }
 
 static void
 writeout_done_cb(int fd, short what, void *arg)
 {
 	struct writeout *wo = arg;
-	struct job_list done;
-	struct job *j;
+	struct chunk_list done;
+	struct session *s;
+	struct chunk *c;
 	uint64_t n;
 
 	(void)fd;
 	(void)what;
 	(void)!read(wo->efd, &n, sizeof(n));
-	TAILQ_INIT(&done);
+	STAILQ_INIT(&done);
 	pthread_mutex_lock(&wo->lock);
-	TAILQ_CONCAT(&done, &wo->done, entry);
+	STAILQ_CONCAT(&done, &wo->done);
 	pthread_mutex_unlock(&wo->lock);
-	while ((j = TAILQ_FIRST(&done)) != NULL) {
-		TAILQ_REMOVE(&done, j, entry);
-		wo->outstanding--;
-		job_complete(j);
+	while ((c = STAILQ_FIRST(&done)) != NULL) {
+		STAILQ_REMOVE_HEAD(&done, entry);
+		s = c->r->s;
+		chunk_done(c);
+		if (c->kind == CHUNK_END)
+			wo->outstanding--;
+		pthread_mutex_lock(&wo->lock);
+		chunk_free_locked(wo, c);
+		pthread_mutex_unlock(&wo->lock);
+		session_check_done(s);
 	}
 	control_flush_check();
 }
 
+/* Wake the drain thread.  Locked. */
+static void
+drain_kick_locked(struct writeout *wo)
+{
+	wo->drain_kick = 1;
+	pthread_cond_signal(&wo->drain_cond);
+}
+
 /*
- * Start the pool.  Returns it, or NULL (logged).  Loop thread.
+ * Start the pipeline: the drain thread and 'nworkers' writers at
+ * niceness 'nice'; quiet rings are read every 'drain_ms'.  Returns it,
+ * or NULL (logged).  Loop thread.
  */
 struct writeout *
-writeout_new(struct event_base *base, unsigned nworkers, int nice)
+writeout_new(struct event_base *base, unsigned nworkers, int nice,
+    unsigned drain_ms)
 {
+	pthread_condattr_t ca;
+	const char *stall;
 	struct writeout *wo;
+	sigset_t all, old;
 	unsigned i;
 
 	wo = calloc(1, sizeof(*wo));
 	if (wo == NULL)
 		return NULL;
 	pthread_mutex_init(&wo->lock, NULL);
-	wo->nice = nice;
-	pthread_cond_init(&wo->cond, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wo->drain_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&wo->write_cond, NULL);
+	TAILQ_INIT(&wo->adding);
 	TAILQ_INIT(&wo->todo);
-	TAILQ_INIT(&wo->done);
+	STAILQ_INIT(&wo->free_arenas);
+	STAILQ_INIT(&wo->done);
+	wo->nice = nice;
+	wo->interval_ns = (uint64_t)drain_ms * 1000000u;
+	/* For the tests of a slow disk only: see traced(8), ENVIRONMENT. */
+	if ((stall = getenv("TRACED_TEST_WRITE_STALL_MS")) != NULL)
+		wo->stall_ns = strtoull(stall, NULL, 10) * 1000000u;
 	wo->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wo->efd == -1) {
 		log_warn("eventfd");
@@ -507,24 +576,32 @@ writeout_new(struct event_base *base, unsigned nworkers, int nice)
 	wo->ev = event_new(base, wo->efd, EV_READ | EV_PERSIST,
 	    writeout_done_cb, wo);
 	event_add(wo->ev, NULL);
-	wo->threads = calloc(nworkers, sizeof(*wo->threads));
+	wo_global = wo;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&wo->drain_thread, NULL, drain_main, wo) != 0)
+		fatalx("cannot start the drain thread");
+	wo->writers = calloc(nworkers, sizeof(*wo->writers));
+	if (wo->writers == NULL)
+		fatal("writeout threads");
 	for (i = 0; i < nworkers; i++) {
-		if (pthread_create(&wo->threads[i], NULL, writeout_main,
-		    wo) != 0) {
+		wo->writers[i].wo = wo;
+		if (pthread_create(&wo->writers[i].th, NULL, writer_main,
+		    &wo->writers[i]) != 0) {
 			log_warnx("cannot start writeout thread %u", i);
 			break;
 		}
 	}
-	wo->nworkers = i;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	wo->nwriters = i;
 	if (i == 0)
 		fatalx("no writeout thread could start");
-	wo_global = wo;
 	return wo;
 }
 
 /*
- * Stop the workers once the queue is empty, and free the pool.  The
- * caller drained what it wanted first.  Loop thread.
+ * Stop the threads and free the pipeline.  Every ring was ended before
+ * (its END chunk came back).  Loop thread.
  */
 void
 writeout_free(struct writeout *wo)
@@ -535,79 +612,142 @@ writeout_free(struct writeout *wo)
 		return;
 	pthread_mutex_lock(&wo->lock);
 	wo->stop = 1;
-	pthread_cond_broadcast(&wo->cond);
+	drain_kick_locked(wo);
+	pthread_cond_broadcast(&wo->write_cond);
 	pthread_mutex_unlock(&wo->lock);
-	for (i = 0; i < wo->nworkers; i++)
-		pthread_join(wo->threads[i], NULL);
+	pthread_join(wo->drain_thread, NULL);
+	for (i = 0; i < wo->nwriters; i++)
+		pthread_join(wo->writers[i].th, NULL);
 	writeout_done_cb(wo->efd, EV_READ, wo);
 	event_free(wo->ev);
 	close(wo->efd);
-	free(wo->threads);
+	for (i = 0; i < wo->narenas; i++)
+		munmap(wo->arenas[i].base, ARENA_SIZE);
+	free(wo->writers);
 	pthread_mutex_destroy(&wo->lock);
-	pthread_cond_destroy(&wo->cond);
+	pthread_cond_destroy(&wo->drain_cond);
+	pthread_cond_destroy(&wo->write_cond);
 	free(wo);
 	wo_global = NULL;
 }
 
 /*
- * Queue a drain of 'r' (with fdatasync if 'sync').  If it is out
- * already, it is drained again when it comes back.  Loop thread.
+ * Start draining a new ring: its header mapped, its stream open.  From
+ * here until its END chunk comes back (r->ended), the drain thread and
+ * writers may use it.  Loop thread.
  */
 void
-writeout_submit(struct sring *r, int sync)
+writeout_add(struct sring *r)
 {
 	struct writeout *wo = wo_global;
-	struct job *j;
 
-	if (wo == NULL || r->quarantined || r->finished)
-		return;
-	if (r->queued) {
-		r->again = 1;
-		r->sync_again |= sync;
-		return;
-	}
-	if (r->reopen && sring_open_stream(r) == -1)
-		return;
-	j = calloc(1, sizeof(*j));
-	if (j == NULL) {
-		log_warn("writeout job");
-		return;
-	}
-	j->r = r;
-	j->ncounts = r->s->evtab != NULL ? r->s->evtab->nids : 0;
-	j->counts = calloc(j->ncounts + 1, sizeof(*j->counts));
-	if (j->counts == NULL) {
-		log_warn("writeout job");
-		free(j);
-		return;
-	}
-	j->evtab = evtab_get(r->s->evtab);
-	if (j->evtab != NULL) {
-		j->walk.ev = j->evtab->ev;
-		j->walk.nids = j->evtab->nids;
-	}
-	j->walk.counts = j->counts;
-	j->sync = sync;
-	j->gen = td->flush_gen;
-	j->final = r->s->closing;
-	r->queued = 1;
+	STAILQ_INIT(&r->chunks);
+	r->next_fd = -1;
+	r->wqueued = r->wbusy = 0;
 	wo->outstanding++;
 	pthread_mutex_lock(&wo->lock);
-	TAILQ_INSERT_TAIL(&wo->todo, j, entry);
-	pthread_cond_signal(&wo->cond);
+	TAILQ_INSERT_TAIL(&wo->adding, r, rd.entry);
+	drain_kick_locked(wo);
 	pthread_mutex_unlock(&wo->lock);
 }
 
-/* Drain every ring of every session.  Loop thread. */
+/* Drain r to its end, close its books, end it.  Loop thread. */
 void
-writeout_drain_all(int sync)
+writeout_close(struct sring *r)
 {
-	struct session *s;
-	struct sring *r;
+	struct writeout *wo = wo_global;
 
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		TAILQ_FOREACH(r, &s->rings, entry)
-			writeout_submit(r, sync);
+	if (r->ended)
+		return;
+	__atomic_store_n(&r->close_req, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&wo->lock);
+	drain_kick_locked(wo);
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/* r's producer asked for a drain.  Loop thread. */
+void
+writeout_notify(struct sring *r)
+{
+	struct writeout *wo = wo_global;
+
+	if (r->ended)
+		return;
+	__atomic_store_n(&r->notified, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&wo->lock);
+	drain_kick_locked(wo);
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/*
+ * Drain every ring now; with 'gen', also sync every stream after it and
+ * report each ring's gen_done = gen (trace-file flush).  Loop thread.
+ */
+void
+writeout_drain_all(uint64_t gen)
+{
+	struct writeout *wo = wo_global;
+
+	pthread_mutex_lock(&wo->lock);
+	if (gen > wo->flush_gen)
+		wo->flush_gen = gen;
+	wo->all_gen++;
+	drain_kick_locked(wo);
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/* Read quiet rings every 'ms' from now on.  Loop thread. */
+void
+writeout_set_interval(unsigned ms)
+{
+	struct writeout *wo = wo_global;
+
+	pthread_mutex_lock(&wo->lock);
+	wo->interval_ns = (uint64_t)ms * 1000000u;
+	drain_kick_locked(wo);
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/*
+ * r's stream goes on in the file 'fd' from its next packet (trace-file
+ * set), a file of trace 'uuid', the ring's file number 'gen'; the old
+ * one is closed then.  Takes fd.  Loop thread.
+ */
+void
+writeout_stream_next(struct sring *r, int fd, const uint8_t uuid[16],
+    uint64_t gen)
+{
+	struct writeout *wo = wo_global;
+
+	pthread_mutex_lock(&wo->lock);
+	if (r->next_fd != -1)
+		close(r->next_fd);
+	r->next_fd = fd;
+	memcpy(r->next_uuid, uuid, sizeof(r->next_uuid));
+	r->next_gen = gen;
+	r->next_part_at = 0;
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/*
+ * r's stream goes on in 'fd', the next part of its current file, once
+ * that one would pass 'max' bytes (stream-max-size).  A new trace's
+ * file still waiting goes first: no part then.  Takes fd.  Loop thread.
+ */
+void
+writeout_stream_part(struct sring *r, int fd, uint64_t max)
+{
+	struct writeout *wo = wo_global;
+
+	pthread_mutex_lock(&wo->lock);
+	if (r->next_fd != -1) {
+		pthread_mutex_unlock(&wo->lock);
+		close(fd);
+		return;
+	}
+	r->next_fd = fd;
+	r->next_part_at = max;
+	pthread_mutex_unlock(&wo->lock);
 }
 
 int
@@ -619,5 +759,5 @@ writeout_idle(void)
 unsigned
 writeout_nworkers(void)
 {
-	return wo_global != NULL ? wo_global->nworkers : 0;
+	return wo_global != NULL ? wo_global->nwriters : 0;
 }

@@ -78,7 +78,7 @@ test_config_defaults_system(void **state)
 	assert_string_equal(c.trace_dir, "/var/lib/traced/traces");
 	assert_int_equal(c.ring_order, TRACED_RING_ORDER_DEFAULT);
 	assert_int_equal(c.drain_ms, 100);
-	assert_int_equal(c.writeout_nice, 19);
+	assert_int_equal(c.writeout_nice, 0);
 	assert_true(c.workers >= 1 && c.workers <= 64);
 	config_fini(&c);
 }
@@ -170,11 +170,39 @@ test_config_parse_every_key(void **state)
 	    "runtime-dir = /run/t\n"
 	    "trace-dir=/data/traces#not a comment\n"
 	    "\tstate-dir\t=\t/var/lib/t\t\n"
-	    "ring-size = 5K   # rounded up\n"
+	    "ring-size = 8K   # 2^13\n"
 	    "workers = 3\r\n"
 	    "drain-interval = 250\n"
-	    "writeout-nice = 0", &c, &set, err, sizeof(err)), 0);
+	    "writeout-nice = 0\n"
+	    "sessions-per-uid = 7\n"
+	    "rings-per-uid = 100\n"
+	    "ring-bytes-per-uid = 64M\n"
+	    "providers-per-session = 3\n"
+	    "events-per-session = 300\n"
+	    "event-classes-per-uid = 1000\n"
+	    "event-ids-per-uid = 2000\n"
+	    "functions-per-uid = 3000\n"
+	    "control-connections-per-uid = 2\n"
+	    "control-output-per-uid = 1M\n"
+	    "control-timeout = 5\n"
+	    "index-max-age = 7\n"
+	    "index-max-sessions = 500\n"
+	    "stream-max-size = 64M\n", &c, &set, err, sizeof(err)), 0);
 	assert_int_equal(set, CONFIG_BIT(CONFIG_NKEYS) - 1);
+	assert_int_equal(c.limit[LIMIT_SESSIONS], 7);
+	assert_int_equal(c.limit[LIMIT_RINGS], 100);
+	assert_int_equal(c.limit[LIMIT_RING_BYTES], 64u << 20);
+	assert_int_equal(c.limit[LIMIT_PROVIDERS], 3);
+	assert_int_equal(c.limit[LIMIT_SESSION_EVENTS], 300);
+	assert_int_equal(c.limit[LIMIT_EVENT_CLASSES], 1000);
+	assert_int_equal(c.limit[LIMIT_EVENT_IDS], 2000);
+	assert_int_equal(c.limit[LIMIT_FUNCTIONS], 3000);
+	assert_int_equal(c.limit[LIMIT_CONTROL_CONNS], 2);
+	assert_int_equal(c.limit[LIMIT_CONTROL_OUTPUT], 1u << 20);
+	assert_int_equal(c.limit[LIMIT_CONTROL_TIMEOUT], 5);
+	assert_int_equal(c.limit[LIMIT_INDEX_DAYS], 7);
+	assert_int_equal(c.limit[LIMIT_INDEX_SESSIONS], 500);
+	assert_int_equal(c.limit[LIMIT_STREAM_SIZE], 64u << 20);
 	assert_string_equal(c.runtime_dir, "/run/t");
 	assert_string_equal(c.trace_dir, "/data/traces#not a comment");
 	assert_string_equal(c.state_dir, "/var/lib/t");
@@ -206,12 +234,14 @@ test_config_parse_refuses_unknown_key(void **state)
 {
 	(void)state;
 	assert_refused("workers = 2\n\nwrokers = 3\n",
-	    "t.conf:3: unknown key 'wrokers' (known: runtime-dir, trace-dir, "
-	    "state-dir, ring-size, workers, drain-interval, writeout-nice)");
+	    "t.conf:3: unknown key 'wrokers' (did you mean 'workers'?); "
+	    "every key is in traced.conf(5)");
+	assert_refused("rings-per-user = 3\n",
+	    "t.conf:1: unknown key 'rings-per-user' (did you mean "
+	    "'rings-per-uid'?); every key is in traced.conf(5)");
 	assert_refused("an-extremely-long-key-name-that-is-not-known = 1\n",
-	    "t.conf:1: unknown key 'an-extremely-long-key-name-that' (known: "
-	    "runtime-dir, trace-dir, state-dir, ring-size, workers, "
-	    "drain-interval, writeout-nice)");
+	    "t.conf:1: unknown key 'an-extremely-long-key-name-that'; every "
+	    "key is in traced.conf(5)");
 }
 
 static void
@@ -246,16 +276,23 @@ test_config_parse_refuses_bad_values(void **state)
 	assert_refused("writeout-nice = 20\n",
 	    "t.conf:1: writeout-nice: '20' is not a number from 0 to 19");
 	assert_refused("ring-size = big\n",
-	    "t.conf:1: ring-size: 'big' is not a size (try 1M)");
+	    "t.conf:1: ring-size: 'big' is not a size (a power of two "
+	    "from 4K to 1G, such as 1M)");
 	assert_refused("ring-size = 1T\n",
-	    "t.conf:1: ring-size: '1T' is not a size (try 1M)");
+	    "t.conf:1: ring-size: '1T' is not a size (a power of two "
+	    "from 4K to 1G, such as 1M)");
 	assert_refused("ring-size = 2K\n",
-	    "t.conf:1: ring-size: 2K is out of range (4K to 1G)");
+	    "t.conf:1: ring-size: 2K is less than 4K, the smallest ring");
 	assert_refused("ring-size = 2G\n",
-	    "t.conf:1: ring-size: 2G is out of range (4K to 1G)");
+	    "t.conf:1: ring-size: 2G is more than 1G, the largest ring");
 	assert_refused("ring-size = 99999999999999999999\n",
 	    "t.conf:1: ring-size: '99999999999999999999' is not a size "
-	    "(try 1M)");
+	    "(a power of two from 4K to 1G, such as 1M)");
+	assert_refused("stream-max-size = 100K\n",
+	    "t.conf:1: stream-max-size: 100K is too small: a stream file "
+	    "holds at least 1M (or 0: no limit)");
+	assert_refused("stream-max-size = lots\n",
+	    "t.conf:1: stream-max-size: 'lots' is not a size (try 16M)");
 }
 
 /* Options go through the same function: same values, same checks. */
@@ -267,8 +304,18 @@ test_config_set_sizes(void **state)
 		uint32_t order;
 	} ok[] = {
 		{ "4096", 12 }, { "4K", 12 }, { "4KiB", 12 }, { "4kB", 12 },
-		{ "4097", 13 }, { "1M", 20 }, { "3m", 22 }, { "1G", 30 },
-		{ "1GiB", 30 },
+		{ "8192", 13 }, { "1M", 20 }, { "4m", 22 }, { "1G", 30 },
+		{ "1GiB", 30 }, { "64MB", 26 },
+	};
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "4097", "4097 is not a power of two (4K or 8K)" },
+		{ "3m", "3m is not a power of two (2M or 4M)" },
+		{ "-1", "'-1' is not a size (a power of two from 4K to 1G, "
+		    "such as 1M)" },
+		{ "0", "0 is less than 4K, the smallest ring" },
+		{ "1025M", "1025M is more than 1G, the largest ring" },
 	};
 	struct config c;
 	unsigned set = 0;
@@ -284,6 +331,12 @@ test_config_set_sizes(void **state)
 	}
 	assert_int_equal(set, CONFIG_BIT(CONFIG_RING_SIZE));
 	set = 0;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(config_set(&c, &set, CONFIG_RING_SIZE,
+		    bad[i].text, err, sizeof(err)), -1);
+		assert_string_equal(err, bad[i].why);
+	}
+	assert_int_equal(set, 0);
 	assert_int_equal(config_set(&c, &set, CONFIG_RING_SIZE, "", err,
 	    sizeof(err)), -1);
 	assert_int_equal(config_set(&c, &set, CONFIG_RING_SIZE, "1Mi5", err,
@@ -349,7 +402,7 @@ test_config_copy_equal_format(void **state)
 	config_format(&all, CONFIG_RING_SIZE, buf, sizeof(buf));
 	assert_string_equal(buf, "1G");
 	config_format(&all, CONFIG_WRITEOUT_NICE, buf, sizeof(buf));
-	assert_string_equal(buf, "19");
+	assert_string_equal(buf, "0");
 	config_fini(&def);
 	config_fini(&file);
 	config_fini(&all);

@@ -354,8 +354,8 @@ test_ctf_metadata_rewrites_field_names(void **state)
 		"\t\ttraced_s64 __1;\n",
 	};
 	struct ctf_trace_info	 info;
-	struct ctf_event_class	 c;
-	struct tevents_event	 ev;
+	struct ctf_event_class	 c[2];
+	struct tevents_event	 ev, ev2;
 	char			*md, longname[200], want_long[160];
 	size_t			 i;
 
@@ -365,6 +365,7 @@ test_ctf_metadata_rewrites_field_names(void **state)
 	snprintf(want_long, sizeof(want_long), "\t\ttraced_s64 %.*s;\n",
 	    TEVENTS_NAME_MAX, longname);
 	t_info(&info, "p");
+	/* Two events: at most TEVENTS_ARGS_MAX arguments each. */
 	t_event(&ev, "names");
 	t_arg(&ev, "string", TEVENTS_SIGNED);
 	t_arg(&ev, "_string", TEVENTS_SIGNED);
@@ -377,13 +378,13 @@ test_ctf_metadata_rewrites_field_names(void **state)
 	t_arg(&ev, "traced_clock", TEVENTS_SIGNED);
 	t_arg(&ev, "TRUE", TEVENTS_SIGNED);
 	t_arg(&ev, "_Bool", TEVENTS_SIGNED);
-	t_arg(&ev, "", TEVENTS_SIGNED);
-	t_arg(&ev, "", TEVENTS_SIGNED);
-	t_arg(&ev, longname, TEVENTS_SIGNED);	/* cut to TEVENTS_NAME_MAX */
-	c.id = 16;
-	c.provider = "prov";
-	c.ev = &ev;
-	assert_true(ctf_metadata(&info, &c, 1, &md) > 0);
+	t_event(&ev2, "more");
+	t_arg(&ev2, "", TEVENTS_SIGNED);
+	t_arg(&ev2, "", TEVENTS_SIGNED);
+	t_arg(&ev2, longname, TEVENTS_SIGNED);	/* cut to TEVENTS_NAME_MAX */
+	c[0] = (struct ctf_event_class){ 16, "prov", &ev };
+	c[1] = (struct ctf_event_class){ 17, "prov", &ev2 };
+	assert_true(ctf_metadata(&info, c, 2, &md) > 0);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		if (strstr(md, want[i]) == NULL)
 			fail_msg("no \"%s\" in\n%s", want[i], md);
@@ -558,61 +559,78 @@ test_ctf_babeltrace_reads_streams(void **state)
 
 /*
  * Names a process may choose: every TSDL keyword as an argument, names
- * that clash once babeltrace2 drops a leading '_', 32 arguments with
- * strings first, last and side by side, and quotes in the event name.
+ * that clash once babeltrace2 drops a leading '_', 32 arguments over
+ * three events of TEVENTS_ARGS_MAX at most, with strings first, last
+ * and side by side, and quotes in the event name.
  */
 static void
 test_ctf_babeltrace_reads_hostile_names(void **state)
 {
 	static const char *const kw[][2] = {	/* argument, as shown */
-		{ "string", "string" }, { "int", "int" },
-		{ "event", "event" }, { "align", "align" },
+		{ "string", "string" }, { "_string", "string_1" },
+		{ "int", "int" }, { "event", "event" }, { "align", "align" },
 		{ "struct", "struct" }, { "enum", "enum" },
 		{ "integer", "integer" },
 		{ "floating_point", "floating_point" },
 		{ "typealias", "typealias" }, { "typedef", "typedef" },
+		/* second event */
 		{ "variant", "variant" }, { "const", "const" },
 		{ "char", "char" }, { "signed", "signed" },
 		{ "unsigned", "unsigned" }, { "void", "void" },
 		{ "trace", "trace" }, { "stream", "stream" },
 		{ "clock", "clock" }, { "env", "env" },
-		{ "callsite", "callsite" }, { "_Bool", "_Bool" },
-		{ "long", "long" }, { "traced_u64", "traced_u64" },
+		{ "callsite", "callsite" },
+		/* third event */
+		{ "_Bool", "_Bool" }, { "long", "long" },
+		{ "traced_u64", "traced_u64" },
 		{ "traced_clock", "traced_clock" }, { "a", "a" },
 		{ "_a", "a_1" }, { "1x", "1x" }, { "id", "id" },
-		{ "timestamp", "timestamp" }, { "_string", "string_1" },
-		{ "x", "x" },
+		{ "timestamp", "timestamp" }, { "x", "x" },
 	};
+	const size_t n = sizeof(kw) / sizeof(kw[0]);
 	struct t_dir		*d = *state;
 	struct ctf_trace_info	 info;
-	struct ctf_event_class	 c[2];
-	struct tevents_event	 big, empty;
+	struct ctf_event_class	 c[4];
+	struct tevents_event	 big[3], empty;
 	struct t_recs		 r;
-	char			*out, *err, want[8192], v[64];
-	size_t			 i, len;
+	char			*out, *err, want[8192], v[64], name[8];
+	size_t			 i, k, len = 0;
 	FILE			*f;
 
 	if (!t_have_babeltrace())
 		skip();
-	assert_int_equal(sizeof(kw) / sizeof(kw[0]), TEVENTS_ARGS_MAX);
+	assert_int_equal(n, 32);
 	t_info(&info, "p\"q\\r");
-	t_event(&big, "big");
+	for (k = 0; k < 3; k++)
+		t_event(&big[k], k == 0 ? "big0" : k == 1 ? "big1" : "big2");
 	t_event(&empty, "e\"v\\");
-	for (i = 0; i < TEVENTS_ARGS_MAX; i++)
-		t_arg(&big, kw[i][0], i == 0 || i == 31 || (i >= 10 &&
-		    i <= 12) ? TEVENTS_STRING : i % 2 ? TEVENTS_SIGNED :
-		    TEVENTS_POINTER);
-	c[0] = (struct ctf_event_class){ 16, "prov", &big };
-	c[1] = (struct ctf_event_class){ 1000000, "pr\"ov", &empty };
-	t_write_metadata(d, &info, c, 2);
+	for (i = 0; i < n; i++)
+		t_arg(&big[i / TEVENTS_ARGS_MAX], kw[i][0], i <= 2 ||
+		    i == n - 1 || i == 12 || i == 13 ? TEVENTS_STRING :
+		    i % 2 ? TEVENTS_SIGNED : TEVENTS_POINTER);
+	for (k = 0; k < 3; k++)
+		c[k] = (struct ctf_event_class){ 16 + (uint32_t)k, "prov",
+		    &big[k] };
+	c[3] = (struct ctf_event_class){ 1000000, "pr\"ov", &empty };
+	t_write_metadata(d, &info, c, 4);
 
 	memset(&r, 0, sizeof(r));
-	t_rec_begin(&r, 16, 10);
-	len = (size_t)snprintf(want, sizeof(want), "[1700000000.000000010] "
-	    "(+?.????????\?) testhost:p\"q\\r:(4242) prov:big: "
-	    "{ tid = 7 }, { ");
-	for (i = 0; i < TEVENTS_ARGS_MAX; i++) {
-		switch (big.args[i].cls) {
+	for (i = 0; i < n; i++) {
+		k = i / TEVENTS_ARGS_MAX;
+		if (i % TEVENTS_ARGS_MAX == 0) {
+			if (k > 0) {
+				t_rec_end(&r);
+				len += (size_t)snprintf(want + len,
+				    sizeof(want) - len, " }\n");
+			}
+			t_rec_begin(&r, 16 + (uint32_t)k, 10 + k);
+			snprintf(name, sizeof(name), "big%zu", k);
+			len += (size_t)snprintf(want + len, sizeof(want) - len,
+			    "[1700000000.0000000%zu] (%s) testhost:p\"q\\r:"
+			    "(4242) prov:%s: { tid = 7 }, { ", 10 + k, k == 0 ?
+			    "+?.????????\?" : "+0.000000001", name);
+		}
+		switch (big[k].args[i % TEVENTS_ARGS_MAX].cls) {
 		case TEVENTS_STRING:
 			snprintf(v, sizeof(v), "s%zu", i);
 			t_rec_str(&r, v);
@@ -628,16 +646,17 @@ test_ctf_babeltrace_reads_hostile_names(void **state)
 			break;
 		}
 		len += (size_t)snprintf(want + len, sizeof(want) - len,
-		    "%s%s = %s", i > 0 ? ", " : "", kw[i][1], v);
+		    "%s%s = %s", i % TEVENTS_ARGS_MAX > 0 ? ", " : "",
+		    kw[i][1], v);
 	}
 	t_rec_end(&r);
-	t_rec_begin(&r, 1000000, 11);
+	t_rec_begin(&r, 1000000, 13);
 	t_rec_end(&r);
 	snprintf(want + len, sizeof(want) - len, " }\n"
-	    "[1700000000.000000011] (+0.000000001) testhost:p\"q\\r:(4242) "
+	    "[1700000000.000000013] (+0.000000001) testhost:p\"q\\r:(4242) "
 	    "pr\"ov:e\"v\\: { tid = 7 }\n");
 	f = t_open(d, "stream-7");
-	t_packet(f, 7, 0, 0, 10, 11, &r);
+	t_packet(f, 7, 0, 0, 10, 13, &r);
 	assert_int_equal(fclose(f), 0);
 
 	t_babeltrace(d, &out, &err);

@@ -97,6 +97,9 @@ setup(void **state)
 		return -1;
 	td->cfg.state_dir = t->dir;
 	td->cfg.trace_dir = (char *)"/traces";
+	/* No retention but where a test asks for it. */
+	td->cfg.limit[LIMIT_INDEX_DAYS] = 36500;
+	td->cfg.limit[LIMIT_INDEX_SESSIONS] = 100000;
 	td->next_session = 1;
 	td->clk[DCLOCK_MONO].name = "monotonic";
 	td->clk[DCLOCK_TSC].name = "tsc";
@@ -180,6 +183,7 @@ static const char *t_event_names[] = { "ev_a", "ev_b", "ev_c" };
 struct t_sess {
 	struct session	 s;
 	struct sprov	 prov;
+	struct pdesc	 pd;
 	struct sprov	*provs[1];
 	struct tevents_event ev[3];
 	struct sring	 ring[2];
@@ -208,8 +212,11 @@ t_session(uint32_t id, pid_t pid, const char *comm, unsigned nrings)
 	x->prov.id_base = TRACED_EVENT_ID_BASE;
 	x->prov.nevents = 3;
 	snprintf(x->prov.name, sizeof(x->prov.name), "prov");
-	x->prov.tf.events = x->ev;
-	x->prov.tf.nevents = 3;
+	x->pd.tf.events = x->ev;
+	x->pd.tf.nevents = 3;
+	x->prov.d = &x->pd;
+	x->prov.cls = 0;
+	x->s.nclasses = 3;
 	x->provs[0] = &x->prov;
 	x->s.provs = x->provs;
 	x->s.nprovs = 1;
@@ -218,7 +225,7 @@ t_session(uint32_t id, pid_t pid, const char *comm, unsigned nrings)
 		x->ring[i].index = i;
 		x->ring[i].tid = pid + 1 + (pid_t)i;
 		x->ring[i].order = 16;
-		x->ring[i].stream_fd = -1;
+		x->ring[i].st.fd = -1;
 		TAILQ_INSERT_TAIL(&x->s.rings, &x->ring[i], entry);
 		x->s.nrings++;
 	}
@@ -453,7 +460,8 @@ test_index_session_start_to_end(void **state)
 {
 	struct t_sess *x;
 	struct t_got g;
-	uint64_t counts[3] = { 5, 0, 7 }, more[3] = { 1, 0, 9 };
+	struct cls_count counts[2] = { { 0, 5 }, { 2, 7 } };
+	struct cls_count more[2] = { { 0, 1 }, { 1, 0 } };
 	char self[300];
 	ssize_t n;
 
@@ -468,8 +476,8 @@ test_index_session_start_to_end(void **state)
 	x->ring[1].events = 2;
 	x->ring[1].lost[TRACED_DROP_NESTED] = 1;
 	x->s.lost_disconnected = 4;
-	index_session_counts(&x->s, counts, 3);
-	/* From a job of an older, smaller table: more[2] is not its. */
+	index_session_counts(&x->s, counts, 2);
+	/* Only the classes a drain saw come back. */
 	index_session_counts(&x->s, more, 2);
 	assert_int_equal(index_sync(), 0);
 
@@ -505,7 +513,7 @@ test_index_session_start_to_end(void **state)
 
 	/* More counts, a new stream (trace-file set), then the end. */
 	x->ring[0].events = 20;
-	index_session_counts(&x->s, (uint64_t[3]){ 0, 8, 0 }, 3);
+	index_session_counts(&x->s, (struct cls_count[1]){ { 1, 8 } }, 1);
 	free(x->ring[0].stream_path);
 	x->ring[0].stream_path = strdup("/traces/y/stream-1");
 	x->s.how = "disconnected";
@@ -756,7 +764,7 @@ test_index_open_closes_what_a_killed_daemon_left_open(void **state)
 	char killed[128], from[160], to[160];
 	struct t_sess *x, *y;
 	struct t_got g;
-	uint64_t counts[3] = { 3, 3, 3 };
+	struct cls_count counts[3] = { { 0, 3 }, { 1, 3 }, { 2, 3 } };
 	uint64_t written;
 
 	assert_int_equal(index_open(), 0);
@@ -822,6 +830,56 @@ test_index_trace_file_history(void **state)
 	    "WHERE path = '/elsewhere' AND how = 'set'"), 1);
 }
 
+/*
+ * Retention: at open (and hourly), ended sessions older than
+ * index-max-age days go with their rows elsewhere; running and newer
+ * ones stay; past index-max-sessions, the oldest ended go.
+ */
+static void
+test_index_prunes_old_and_surplus_sessions(void **state)
+{
+	struct t_state *t = *state;
+	struct t_sess *old, *recent, *newest;
+	struct cls_count c[1] = { { 0, 4 } };
+	uint64_t day = 86400 * UINT64_C(1000000000);
+
+	td->cfg.limit[LIMIT_INDEX_DAYS] = 30;
+	assert_int_equal(index_open(), 0);
+	old = t_session(td->next_session++, 999990, "old", 1);
+	index_session_counts(&old->s, c, 1);
+	index_session_end(&old->s);
+	t_loop();
+	t_session_free(old);
+	t_now += 20 * day;
+	recent = t_session(td->next_session++, 999991, "recent", 1);
+	index_session_end(&recent->s);
+	t_loop();
+	t_session_free(recent);
+	newest = t_session(td->next_session++, 999992, "newest", 1);
+	index_session_end(&newest->s);
+	t_loop();
+	t_session_free(newest);
+	index_close();
+	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions"), 3);
+
+	t_now += 15 * day;	/* old: 35 days ago, recent: 15 */
+	assert_int_equal(index_open(), 0);
+	index_close();
+	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions"), 2);
+	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions "
+	    "WHERE comm = 'old'"), 0);
+	assert_int_equal(t_query(t->db, "SELECT count(*) FROM events"), 0);
+	assert_int_equal(t_query(t->db, "SELECT count(*) FROM threads "
+	    "WHERE session NOT IN (SELECT id FROM sessions)"), 0);
+
+	td->cfg.limit[LIMIT_INDEX_SESSIONS] = 1;
+	assert_int_equal(index_open(), 0);
+	index_close();
+	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions"), 1);
+	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions "
+	    "WHERE comm = 'newest'"), 1);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -842,6 +900,7 @@ main(void)
 		T(test_index_list_filters_newest_first),
 		T(test_index_open_closes_what_a_killed_daemon_left_open),
 		T(test_index_trace_file_history),
+		T(test_index_prunes_old_and_surplus_sessions),
 	};
 
 	log_init(1);

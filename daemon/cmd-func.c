@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * The function-tracing commands:
+ *
+ *   trace-func PATTERN on|off   trace (or stop tracing) the functions
+ *                               matching a glob, now and in every
+ *                               process that starts later
+ *   tracer NAME on|off          the same for tracers
+ *   info trace-funcs [PATTERN]  instrumented functions of the running
+ *                               processes: traced or not, and what the
+ *                               latency tracer measured
+ *   info tracers                tracers, their rules, each process's
+ *                               counters
+ *
+ * The two that change rules answer once every process concerned has
+ * carried out the change (its FUNC_STATS says so), or after 2 s, so
+ * that when tracectl returns the sites are patched.  Loop thread.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "command.h"
+#include "func.h"
+#include "text.h"
+#include "traced.h"
+
+#define FUNC_WAIT_MS	2000
+
+/* A JSON string; text that is not UTF-8 is escaped, not lost. */
+static json_t *
+fjstr(const char *s)
+{
+	char buf[4096];
+	json_t *j;
+
+	if ((j = json_string(s)) != NULL)
+		return j;
+	return json_string(text_escape(buf, sizeof(buf), s));
+}
+
+static json_t *
+fjnum(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/* A rule change waiting for the processes it went to. */
+struct func_wait {
+	int		 kind;		/* FUNC_RULE_* */
+	int		 on;
+	char		 pattern[COMMAND_PATTERN_MAX + 1];
+	unsigned	 nmatch;	/* functions (or tracers) matching */
+	unsigned	 nprocs;	/* processes having some */
+	size_t		 n;
+	struct {
+		uint32_t	 session;
+		uint32_t	 gen;
+	}		 w[];
+};
+
+static struct session *
+session_by_id(uint32_t id)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static int
+func_wait_cb(struct reply *r, void *arg, int timed_out)
+{
+	struct func_wait *w = arg;
+	uint64_t patched = 0, refused = 0;
+	unsigned late = 0;
+	char extra[256];
+	size_t i;
+
+	if (r == NULL) {
+		free(w);
+		return 1;
+	}
+	for (i = 0; i < w->n; i++) {
+		struct session *s = session_by_id(w->w[i].session);
+
+		if (s == NULL || s->fn == NULL || s->closing)
+			continue;
+		if (s->fn->acked < w->w[i].gen) {
+			if (!timed_out)
+				return 0;
+			late++;
+		}
+		patched += s->fn->stats.patched;
+		refused += s->fn->stats.refused;
+	}
+	extra[0] = '\0';
+	if (late > 0)
+		snprintf(extra, sizeof(extra), " (%u process%s did not confirm "
+		    "within %d s)", late, late == 1 ? "" : "es",
+		    FUNC_WAIT_MS / 1000);
+	else if (td->paused && w->on)
+		snprintf(extra, sizeof(extra), " (trace-file is off: nothing "
+		    "is traced until 'trace-file on')");
+	if (w->kind == FUNC_RULE_TRACER)
+		reply_message(r, "tracer '%s' %s: in %u running process%s and "
+		    "in every process that starts later%s", w->pattern,
+		    w->on ? "on" : "off", w->nprocs, w->nprocs == 1 ? "" : "es",
+		    extra);
+	else if (w->nmatch == 0)
+		reply_message(r, "'%s' %s: no running process has a function "
+		    "matching it; the rule applies to every process that "
+		    "starts later", w->pattern, w->on ? "on" : "off");
+	else
+		reply_message(r, "'%s' %s: %u function%s in %u running "
+		    "process%s and in every process that starts later; %"
+		    PRIu64 " site%s patched now%s%s%s", w->pattern,
+		    w->on ? "on" : "off", w->nmatch, w->nmatch == 1 ? "" : "s",
+		    w->nprocs, w->nprocs == 1 ? "" : "es", patched,
+		    patched == 1 ? "" : "s", refused ? ", " : "",
+		    refused ? "some refused (TRACED_DEBUG=1 in the program's "
+		    "environment says why)" : "", extra);
+	free(w);
+	return 1;
+}
+
+/* Add a rule; answer once the processes carried it out. */
+static int
+func_rule_cmd(struct reply *r, int kind, char **argv)
+{
+	struct func_wait *w;
+	struct session *s;
+	char err[256];
+	int on = command_parse_onoff(argv[1]);
+	size_t n = 0;
+
+	if (command_pattern_valid(argv[0], err, sizeof(err)) == -1) {
+		reply_error(r, "%s", err);
+		return TRACED_CTL_USAGE;
+	}
+	if (on == -1) {
+		reply_error(r, "expected 'on' or 'off', not '%s'", argv[1]);
+		return TRACED_CTL_USAGE;
+	}
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		n++;
+	w = calloc(1, sizeof(*w) + n * sizeof(w->w[0]));
+	if (w == NULL) {
+		reply_error(r, "out of memory");
+		return TRACED_CTL_ERROR;
+	}
+	w->kind = kind;
+	w->on = on;
+	snprintf(w->pattern, sizeof(w->pattern), "%s", argv[0]);
+	if (func_rule_add(kind, argv[0], on) == -1)
+		log_warnx("%s rule '%s' applies now but could not be saved: a "
+		    "restarted daemon will not have it",
+		    kind == FUNC_RULE_FUNC ? "trace-func" : "tracer", argv[0]);
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		const struct sfunc *fn = s->fn;
+		unsigned before = w->nmatch;
+		uint32_t i;
+		size_t k;
+
+		if (fn == NULL || s->closing)
+			continue;
+		if (kind == FUNC_RULE_FUNC) {
+			for (i = 0; i < fn->nmods; i++)
+				for (k = 0; k < fn->mods[i]->tab.n; k++)
+					if (func_name_match(argv[0],
+					    fn->mods[i],
+					    fn->mods[i]->tab.e[k].name))
+						w->nmatch++;
+		} else {
+			for (i = 0; i < TRACED_TRACERS_MAX; i++)
+				if (fn->tracers[i].present &&
+				    state_glob_match(argv[0],
+				    fn->tracers[i].name))
+					w->nmatch++;
+		}
+		if (w->nmatch != before)
+			w->nprocs++;
+		if (fn->acked < fn->gen && w->n < n) {
+			w->w[w->n].session = s->id;
+			w->w[w->n].gen = fn->gen;
+			w->n++;
+		}
+	}
+	reply_wait(r, func_wait_cb, w, FUNC_WAIT_MS);
+	return TRACED_CTL_OK;
+}
+
+int
+cmd_trace_func_exec(struct reply *r, int argc, char **argv)
+{
+	(void)argc;
+	return func_rule_cmd(r, FUNC_RULE_FUNC, argv);
+}
+
+int
+cmd_tracer_exec(struct reply *r, int argc, char **argv)
+{
+	(void)argc;
+	return func_rule_cmd(r, FUNC_RULE_TRACER, argv);
+}
+
+/* ---- info trace-funcs -------------------------------------------------- */
+
+/* One function of one process. */
+struct func_row {
+	const char	*module;	/* borrowed */
+	const char	*name;		/* borrowed */
+	const struct session *s;
+	const struct smodule *m;
+	size_t		 k;
+};
+
+static int
+func_row_cmp(const void *a, const void *b)
+{
+	const struct func_row *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c != 0 ? c : strcmp(x->module, y->module);
+}
+
+/* A duration for people: 812ns, 4.1us, 12.0ms, 3.20s. */
+static const char *
+fmt_ns(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%.1fus", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, size, "%.1fms", (double)ns / 1e6);
+	else
+		snprintf(buf, size, "%.2fs", (double)ns / 1e9);
+	return buf;
+}
+
+/* What the rows [a, b) of one function add up to. */
+struct func_sum {
+	int		 on;
+	unsigned	 procs, patched, refused;
+	uint64_t	 calls, sum_ns, max_ns;
+	uint64_t	 hist[TRACED_FUNC_BUCKETS];	/* by log2 of ns */
+	char		 where[512];
+};
+
+static void
+func_sum(const struct func_row *a, const struct func_row *b,
+    struct func_sum *fs)
+{
+	const struct func_row *x;
+	size_t o = 0;
+	int i;
+
+	memset(fs, 0, sizeof(*fs));
+	for (x = a; x < b; x++) {
+		const struct traced_func_stat *st =
+		    (const struct traced_func_stat *)(const void *)
+		    (x->m->state + x->m->stats_off) + x->k;
+		uint32_t status = __atomic_load_n(&st->status,
+		    __ATOMIC_RELAXED);
+		uint64_t calls = __atomic_load_n(&st->calls, __ATOMIC_RELAXED);
+		uint64_t mx;
+
+		fs->procs++;
+		if (__atomic_load_n(&x->m->state[x->k], __ATOMIC_RELAXED))
+			fs->on = 1;
+		fs->patched += (status & TRACED_FUNC_PATCHED) != 0;
+		fs->refused += (status & TRACED_FUNC_REFUSED) != 0;
+		fs->calls += calls;
+		fs->sum_ns += func_ticks_ns(x->s, __atomic_load_n(&st->sum,
+		    __ATOMIC_RELAXED));
+		mx = func_ticks_ns(x->s, __atomic_load_n(&st->max,
+		    __ATOMIC_RELAXED));
+		if (mx > fs->max_ns)
+			fs->max_ns = mx;
+		for (i = 0; i < TRACED_FUNC_BUCKETS; i++) {
+			uint64_t c = __atomic_load_n(&st->buckets[i],
+			    __ATOMIC_RELAXED);
+			uint64_t lo = func_bucket_ns(x->s, i);
+			int b2 = lo < 2 ? 0 : 63 - __builtin_clzll(lo);
+
+			fs->hist[b2] += c;
+		}
+		if (o + 40 < sizeof(fs->where))
+			o += (size_t)snprintf(fs->where + o,
+			    sizeof(fs->where) - o, "%s%s[%d]", o ? " " : "",
+			    x->s->comm, (int)x->s->pid);
+	}
+}
+
+/* The upper bound (ns) of the bucket holding fraction p of the calls. */
+static uint64_t
+func_pct(const struct func_sum *fs, double p)
+{
+	uint64_t total = 0, acc = 0, want;
+	int i;
+
+	for (i = 0; i < TRACED_FUNC_BUCKETS; i++)
+		total += fs->hist[i];
+	if (total == 0)
+		return 0;
+	want = (uint64_t)(p * (double)total);
+	if (want == 0)
+		want = 1;
+	for (i = 0; i < TRACED_FUNC_BUCKETS - 1; i++) {
+		acc += fs->hist[i];
+		if (acc >= want)
+			break;
+	}
+	return i >= 63 ? UINT64_MAX : (uint64_t)1 << (i + 1);
+}
+
+int
+cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
+{
+	struct func_row *rows = NULL, *nr;
+	size_t n = 0, cap = 0, i, j;
+	struct session *s;
+	unsigned nfunc = 0;
+	char t1[32], t2[32], t3[32], t4[32], full[1200];
+	struct func_sum fs;
+
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		const struct sfunc *fn = s->fn;
+		uint32_t m;
+		size_t k;
+
+		if (fn == NULL)
+			continue;
+		for (m = 0; m < fn->nmods; m++) {
+			const struct smodule *md = fn->mods[m];
+
+			for (k = 0; k < md->tab.n; k++) {
+				if (argc > 0 && !func_name_match(argv[0], md,
+				    md->tab.e[k].name))
+					continue;
+				if (n == cap) {
+					cap = cap ? cap * 2 : 256;
+					nr = reallocarray(rows, cap,
+					    sizeof(*rows));
+					if (nr == NULL) {
+						free(rows);
+						reply_error(r, "out of memory");
+						return TRACED_CTL_ERROR;
+					}
+					rows = nr;
+				}
+				rows[n].module = md->base_name;
+				rows[n].name = md->tab.e[k].name;
+				rows[n].s = s;
+				rows[n].m = md;
+				rows[n].k = k;
+				n++;
+			}
+		}
+	}
+	if (n > 0)
+		qsort(rows, n, sizeof(*rows), func_row_cmp);
+	if (!reply_json(r) && n > 0)
+		reply_line(r, "%-36s %-5s %10s %8s %8s %8s %8s  %s",
+		    "FUNCTION", "STATE", "CALLS", "AVG", "P50<", "P99<", "MAX",
+		    "PROCESSES");
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && strcmp(rows[j].name, rows[i].name) ==
+		    0 && strcmp(rows[j].module, rows[i].module) == 0; j++)
+			;
+		func_sum(&rows[i], &rows[j], &fs);
+		nfunc++;
+		snprintf(full, sizeof(full), "%s:%s", rows[i].module,
+		    rows[i].name);
+		if (reply_json(r)) {
+			reply_item(r, json_pack("{s:o, s:o, s:s, s:I, s:I, s:I, "
+			    "s:o, s:o, s:o, s:o, s:o, s:o}",
+			    "name", fjstr(rows[i].name),
+			    "module", fjstr(rows[i].module),
+			    "state", fs.on ? "on" : "off",
+			    "patched", (json_int_t)fs.patched,
+			    "refused", (json_int_t)fs.refused,
+			    "processes", (json_int_t)fs.procs,
+			    "calls", fjnum(fs.calls),
+			    "avg_ns", fjnum(fs.calls ? fs.sum_ns / fs.calls : 0),
+			    "p50_ns_below", fjnum(func_pct(&fs, 0.5)),
+			    "p99_ns_below", fjnum(func_pct(&fs, 0.99)),
+			    "max_ns", fjnum(fs.max_ns),
+			    "where", fjstr(fs.where)));
+			continue;
+		}
+		if (fs.calls == 0)
+			reply_line(r, "%-36s %-5s %10s %8s %8s %8s %8s  %s",
+			    full, fs.on ? (fs.refused ? "on!" : "on") : "off",
+			    "-", "-", "-", "-", "-", fs.where);
+		else
+			reply_line(r, "%-36s %-5s %10" PRIu64 " %8s %8s %8s "
+			    "%8s  %s", full, fs.on ? (fs.refused ? "on!" :
+			    "on") : "off", fs.calls, fmt_ns(t1, sizeof(t1),
+			    fs.sum_ns / fs.calls), fmt_ns(t2, sizeof(t2),
+			    func_pct(&fs, 0.5)), fmt_ns(t3, sizeof(t3),
+			    func_pct(&fs, 0.99)), fmt_ns(t4, sizeof(t4),
+			    fs.max_ns), fs.where);
+	}
+	free(rows);
+	if (nfunc == 0)
+		reply_message(r, argc > 0 ? "no running process has an "
+		    "instrumented function matching '%s'" : "no running "
+		    "process has instrumented functions%s (build with the "
+		    "flags of 'tracegen --cflags-func')", argc > 0 ? argv[0] :
+		    "");
+	else if (!reply_json(r))
+		reply_message(r, "%u function%s; 'on!': refused in some "
+		    "process (TRACED_DEBUG=1 says why); durations: 'tracer "
+		    "latency on'",
+		    nfunc, nfunc == 1 ? "" : "s");
+	return TRACED_CTL_OK;
+}
+
+/* ---- info tracers ----------------------------------------------------- */
+
+int
+cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
+{
+	char names[64][TRACED_TRACER_NAME_SIZE], where[1024], rule[8];
+	size_t nnames = 0, i, nr, o;
+	const struct rule *rl = func_rules(FUNC_RULE_TRACER, &nr);
+	struct session *s;
+	int k;
+
+	(void)argc;
+	(void)argv;
+	/* Every tracer some process has, and every tracer rule. */
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		for (k = 0; s->fn != NULL && k < TRACED_TRACERS_MAX; k++) {
+			if (!s->fn->tracers[k].present)
+				continue;
+			for (i = 0; i < nnames; i++)
+				if (strcmp(names[i], s->fn->tracers[k].name) ==
+				    0)
+					break;
+			if (i == nnames && nnames < 64)
+				snprintf(names[nnames++], sizeof(names[0]),
+				    "%s", s->fn->tracers[k].name);
+		}
+	if (!reply_json(r))
+		reply_line(r, "%-20s %-5s %s", "TRACER", "RULE", "PROCESSES");
+	for (i = 0; i < nnames; i++) {
+		size_t q;
+
+		snprintf(rule, sizeof(rule), "-");
+		for (q = 0; q < nr; q++)
+			if (state_glob_match(rl[q].pattern, names[i]))
+				snprintf(rule, sizeof(rule), "%s",
+				    rl[q].on ? "on" : "off");
+		o = 0;
+		where[0] = '\0';
+		TAILQ_FOREACH(s, &td->sessions, entry)
+			for (k = 0; s->fn != NULL && k < TRACED_TRACERS_MAX;
+			    k++) {
+				const struct stracer *t = &s->fn->tracers[k];
+
+				if (!t->present || strcmp(t->name, names[i]) ||
+				    o + 48 >= sizeof(where))
+					continue;
+				o += (size_t)snprintf(where + o,
+				    sizeof(where) - o, "%s%s[%d] %s",
+				    o ? ", " : "", s->comm, (int)s->pid,
+				    t->flags & TRACED_TRACER_ON ? "on" : "off");
+			}
+		if (reply_json(r))
+			reply_item(r, json_pack("{s:s, s:o, s:s, s:o}", "type",
+			    "tracer", "name", fjstr(names[i]), "rule", rule,
+			    "where", fjstr(where)));
+		else
+			reply_line(r, "%-20s %-5s %s", names[i], rule, where);
+	}
+	/* Rules for tracers no process has. */
+	for (i = 0; i < nr; i++) {
+		size_t q;
+
+		for (q = 0; q < nnames; q++)
+			if (state_glob_match(rl[i].pattern, names[q]))
+				break;
+		if (q < nnames)
+			continue;
+		if (reply_json(r))
+			reply_item(r, json_pack("{s:s, s:o, s:s, s:s}", "type",
+			    "tracer", "name", fjstr(rl[i].pattern), "rule",
+			    rl[i].on ? "on" : "off", "where", ""));
+		else
+			reply_line(r, "%-20s %-5s (no running process has it)",
+			    rl[i].pattern, rl[i].on ? "on" : "off");
+	}
+	/* What each process counted. */
+	TAILQ_FOREACH(s, &td->sessions, entry) {
+		const struct sfunc *fn = s->fn;
+
+		if (fn == NULL || !fn->stats_seen)
+			continue;
+		if (reply_json(r))
+			reply_item(r, json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, "
+			    "s:o, s:o, s:o}", "type", "process",
+			    "session", (json_int_t)s->id, "pid", (json_int_t)s->pid,
+			    "comm", fjstr(s->comm), "functions", fjnum(fn->funcs),
+			    "patched", fjnum(fn->stats.patched),
+			    "refused", fjnum(fn->stats.refused),
+			    "skipped_depth", fjnum(fn->stats.skipped_depth),
+			    "skipped_nested", fjnum(fn->stats.skipped_nested)));
+		else
+			reply_line(r, "%s[%d]: %" PRIu64 " instrumented "
+			    "functions, %" PRIu64 " sites patched, %" PRIu64
+			    " refused; calls not traced: %" PRIu64 " deeper "
+			    "than 1024, %" PRIu64 " inside a tracer", s->comm,
+			    (int)s->pid, fn->funcs, fn->stats.patched,
+			    fn->stats.refused, fn->stats.skipped_depth,
+			    fn->stats.skipped_nested);
+	}
+	if (nnames == 0 && nr == 0)
+		reply_message(r, "no running process traces functions, and "
+		    "there is no tracer rule");
+	return TRACED_CTL_OK;
+}

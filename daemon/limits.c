@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * What each uid holds of the daemon, against the limits of traced.conf
+ * (LIMIT_*, see config.c and traced(8)).
+ *
+ * The system daemon serves every user of the machine: without a bound,
+ * one user's programs (or a hand-written client) could take its memory,
+ * its descriptors or its time from everyone else.  So every resource a
+ * client can make the daemon hold is charged to the client's uid (from
+ * SO_PEERCRED) when it is taken, refused with a message naming the
+ * setting when the uid is at its limit, and given back when it is
+ * released.  Per-session limits (providers) are checked where the
+ * session keeps its count.
+ *
+ * Besides the per-uid limits, the descriptors the daemon has left are
+ * shared out: no uid but root (and the daemon's own) may take the last
+ * LIMITS_FD_RESERVE of them, so that root's programs stay traced and
+ * root's tracectl gets an answer whatever others hold.
+ *
+ * The same table rate-limits what clients make the daemon log: each
+ * uid but root and the daemon's own has a budget of lines (a token bucket, LOG_BURST lines, refilled
+ * at LOG_RATE a second); lines beyond it are counted and summed up in
+ * one line once the budget returns.
+ *
+ * Loop thread only.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "traced.h"
+
+#define LIMITS_BUCKETS		64
+#define LIMITS_FD_RESERVE	256
+#define LOG_BURST		50	/* lines a uid may log at once */
+#define LOG_RATE		5	/* and then a second */
+
+struct uidacct {
+	struct uidacct	*next;
+	uid_t		 uid;
+	uint64_t	 held[LIMIT_N];	/* in the units of the limit */
+	uint64_t	 fds;		/* descriptors its clients hold */
+	/* Logging budget. */
+	double		 tokens;
+	uint64_t	 refilled;	/* ns, CLOCK_MONOTONIC */
+	uint64_t	 suppressed;
+};
+
+static struct uidacct *buckets[LIMITS_BUCKETS];
+static uint64_t fds_held;		/* by every client */
+static uint64_t fd_limit;		/* RLIMIT_NOFILE, soft, raised */
+
+static struct uidacct *
+uidacct_find(uid_t uid, int create)
+{
+	struct uidacct *a;
+	size_t b = (size_t)uid % LIMITS_BUCKETS;
+
+	for (a = buckets[b]; a != NULL; a = a->next)
+		if (a->uid == uid)
+			return a;
+	if (!create || (a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	a->uid = uid;
+	a->tokens = LOG_BURST;
+	a->next = buckets[b];
+	buckets[b] = a;
+	return a;
+}
+
+/* Drop an entry that holds nothing and owes no summary. */
+static void
+uidacct_maybe_free(struct uidacct *a)
+{
+	struct uidacct **pp;
+	int l;
+
+	for (l = 0; l < LIMIT_N; l++)
+		if (a->held[l] != 0)
+			return;
+	if (a->fds != 0 || a->suppressed != 0 || a->tokens < LOG_BURST)
+		return;
+	for (pp = &buckets[(size_t)a->uid % LIMITS_BUCKETS]; *pp != a;
+	    pp = &(*pp)->next)
+		;
+	*pp = a->next;
+	free(a);
+}
+
+/*
+ * Raise the descriptor limit to its hard maximum (a session holds a
+ * socket and a directory, each ring a stream file) and remember it.
+ * Once, at start.
+ */
+void
+limits_init(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		fd_limit = rl.rlim_cur == RLIM_INFINITY ? 1u << 20 :
+		    (uint64_t)rl.rlim_cur;
+	} else
+		fd_limit = 1024;
+}
+
+static int
+limits_privileged(uid_t uid)
+{
+	return uid == 0 || uid == td->uid;
+}
+
+/*
+ * Charge 'n' of limit 'l' (a per-uid LIMIT_*) and 'fds' descriptors to
+ * 'uid'.  Returns 0, or -1 with nothing charged and, in why, which
+ * limit refused it and the setting that raises it.
+ */
+int
+limits_take(uid_t uid, int l, uint64_t n, unsigned fds, char *why,
+    size_t whysize)
+{
+	struct uidacct *a = uidacct_find(uid, 1);
+	uint64_t max = td->cfg.limit[l];
+
+	if (a == NULL) {
+		snprintf(why, whysize, "out of memory");
+		return -1;
+	}
+	if (n > max || a->held[l] > max - n) {
+		snprintf(why, whysize, "uid %u holds %llu of its %s limit "
+		    "(%llu; raise it in traced.conf(5) or with traced --set "
+		    "%s=N)", (unsigned)uid, (unsigned long long)a->held[l],
+		    config_limit_name(l), (unsigned long long)max,
+		    config_limit_name(l));
+		uidacct_maybe_free(a);
+		return -1;
+	}
+	if (fds > 0 && !limits_privileged(uid) &&
+	    fds_held + fds + LIMITS_FD_RESERVE > fd_limit) {
+		snprintf(why, whysize, "the daemon is short of descriptors "
+		    "(%llu of %llu held by clients; the last %u are kept "
+		    "for root): raise LimitNOFILE= in traced.service",
+		    (unsigned long long)fds_held,
+		    (unsigned long long)fd_limit, LIMITS_FD_RESERVE);
+		uidacct_maybe_free(a);
+		return -1;
+	}
+	a->held[l] += n;
+	a->fds += fds;
+	fds_held += fds;
+	return 0;
+}
+
+/*
+ * Charge n of limit l to uid whatever the limit: for what must go out
+ * (the end of a reply), so that limits_put() balances.
+ */
+void
+limits_force(uid_t uid, int l, uint64_t n)
+{
+	struct uidacct *a = uidacct_find(uid, 1);
+
+	if (a != NULL)
+		a->held[l] += n;
+}
+
+/* Give back what limits_take() charged. */
+void
+limits_put(uid_t uid, int l, uint64_t n, unsigned fds)
+{
+	struct uidacct *a = uidacct_find(uid, 0);
+
+	if (a == NULL)
+		return;
+	a->held[l] -= n <= a->held[l] ? n : a->held[l];
+	a->fds -= fds <= a->fds ? fds : a->fds;
+	fds_held -= fds <= fds_held ? fds : fds_held;
+	uidacct_maybe_free(a);
+}
+
+/* What 'uid' holds of limit l. */
+uint64_t
+limits_held(uid_t uid, int l)
+{
+	struct uidacct *a = uidacct_find(uid, 0);
+
+	return a != NULL ? a->held[l] : 0;
+}
+
+/*
+ * May a line caused by a client of 'uid' be logged now?  Takes one from
+ * the uid's budget; when the budget is spent, counts the line instead.
+ * The first line allowed after some were not says how many were not.
+ */
+int
+limits_log_ok(uid_t uid)
+{
+	struct uidacct *a;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	/* Root and the daemon's user are trusted with the log. */
+	if (limits_privileged(uid))
+		return 1;
+	if ((a = uidacct_find(uid, 1)) == NULL)
+		return 0;
+	if (a->refilled == 0)
+		a->refilled = now;
+	a->tokens += (double)(now - a->refilled) * LOG_RATE / 1e9;
+	if (a->tokens > LOG_BURST)
+		a->tokens = LOG_BURST;
+	a->refilled = now;
+	if (a->tokens < 1) {
+		a->suppressed++;
+		return 0;
+	}
+	a->tokens -= 1;
+	if (a->suppressed > 0) {
+		log_warnx("uid %u: %llu more messages about its clients were "
+		    "not logged (at most %d a second)", (unsigned)uid,
+		    (unsigned long long)a->suppressed, LOG_RATE);
+		a->suppressed = 0;
+	}
+	return 1;
+}
+
+/* A warning a client of 'uid' caused, through the uid's budget. */
+void
+limits_logx(uid_t uid, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	if (!limits_log_ok(uid))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_warnx("%s", buf);
+}
+
+/* The same for news (a session starts, ends): info level. */
+void
+limits_info(uid_t uid, const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+
+	if (!limits_log_ok(uid))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	log_info("%s", buf);
+}

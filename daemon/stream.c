@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Writing a ring's CTF stream file: every byte that reaches a stream
+ * goes through stream_write(), the one place that knows the rules.
+ *
+ *   - Whole packets only: a write that fails or comes up short is cut
+ *     back (ftruncate) to the last whole packet, and the events of the
+ *     packets that did not make it are counted as lost to a write
+ *     error; the next packet's events_discarded includes them.
+ *   - packet_seq_num runs 0, 1, 2... in each file, events_discarded is
+ *     a running total, and a stream's first packet says 0 discarded
+ *     (readers report a first non-zero value without a count): losses
+ *     before the first packet go after an empty one.
+ *   - A ring's packets are written in the order the drain thread read
+ *     them, as many as are queued in one pwritev() at the end of the
+ *     file: a busy ring's backlog is one system call, whatever the
+ *     number of packets.
+ *   - When the ring ends, the losses no LOST record will report, and
+ *     those of writes that failed after the last packet that made it
+ *     (a disk full to the end), go into one last, empty packet, so
+ *     that events_discarded is exact.
+ *   - Each file is a trace of its own (a session's new directory has a
+ *     new uuid): the writer puts its file's uuid in every packet.
+ *   - A session whose metadata could never be written (given up on:
+ *     session.discard_errno) has nothing written: its events are
+ *     counted as lost to that error.
+ *
+ *   - With stream-max-size, a ring's stream in one directory is cut
+ *     into parts: stream-TID, stream-TID.1, ... (the first free
+ *     names).  The loop opens the next part when the current one is
+ *     half full; the writer switches to it when its queued packets
+ *     would take the current one past the size (stream_switch_due()),
+ *     so a part passes it only when one write alone is larger.  Parts
+ *     share the trace uuid and stream instance, and packet numbers
+ *     and events_discarded go on from one to the next: babeltrace2
+ *     and tracectl read them as one stream.  A part opened but never
+ *     switched to stays empty; both readers skip empty files.
+ *
+ * Writer threads only, holding the ring (sring.wbusy); the loop thread
+ * opens the files (client.c) and hands over new ones with
+ * writeout_stream_next().
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "writeout.h"
+
+/* At most this many packets, or bytes, in one pwritev(). */
+#define STREAM_IOV_MAX		256
+#define STREAM_BATCH_MAX	(16u << 20)
+
+static uint64_t
+clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A new, empty stream file 'fd' of trace 'uuid', the ring's file 'gen'. */
+void
+stream_start(struct stream *st, int fd, const uint8_t uuid[16], uint64_t gen)
+{
+	st->fd = fd;
+	st->size = 0;
+	st->gen = gen;
+	memcpy(st->uuid, uuid, sizeof(st->uuid));
+	st->seq = 0;
+	st->discarded = st->discarded_written = 0;
+	st->part = 0;
+}
+
+/*
+ * The ring's stream goes on in the file the loop handed over
+ * (writeout_stream_next()): a new trace's, or the next part of this
+ * one (stream-max-size), where the packet numbers and the running
+ * discarded count go on, so that readers see one stream.  Writer,
+ * locked.
+ */
+void
+stream_switch(struct sring *r)
+{
+	int part = r->next_part_at != 0 && r->st.fd != -1;
+
+	if (r->st.fd != -1)
+		close(r->st.fd);
+	if (part) {
+		r->st.fd = r->next_fd;
+		r->st.size = 0;
+		r->st.part++;
+	} else
+		stream_start(&r->st, r->next_fd, r->next_uuid, r->next_gen);
+	r->next_fd = -1;
+	r->next_part_at = 0;
+}
+
+/*
+ * Does the ring switch to the file waiting for it before writing its
+ * queued chunks?  A new trace's file at once; the next part of this
+ * one when the current part would pass its size.  Writer, locked.
+ */
+int
+stream_switch_due(const struct sring *r)
+{
+	const struct chunk *c;
+	uint64_t pending = 0;
+
+	if (r->next_fd == -1)
+		return 0;
+	if (r->next_part_at == 0 || r->st.fd == -1)
+		return 1;
+	if (r->st.size == 0)
+		return 0;
+	STAILQ_FOREACH(c, &r->chunks, entry)
+		if (c->kind == CHUNK_DATA)
+			pending += CTF_PACKET_HDR_SIZE + c->len;
+	return (uint64_t)r->st.size + pending > r->next_part_at;
+}
+
+/* An empty packet: header only. */
+static void
+stream_empty_packet(uint8_t hdr[CTF_PACKET_HDR_SIZE], const struct sring *r,
+    uint64_t ts, uint64_t seq, uint64_t discarded)
+{
+	struct ctf_packet pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.uuid = r->st.uuid;
+	pk.stream_instance_id = r->instance;
+	pk.ts_begin = pk.ts_end = ts;
+	pk.content_bytes = CTF_PACKET_HDR_SIZE;
+	pk.seq = seq;
+	pk.events_discarded = discarded;
+	pk.tid = (uint32_t)r->tid;
+	ctf_packet_header(hdr, &pk);
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * Write iov[0, n) at the end of the stream, whole or not at all.
+ * Returns 0, or an errno.
+ */
+static int
+stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
+    struct writer *w)
+{
+	uint64_t t0, c0;
+	ssize_t got;
+	int err;
+
+	if (r->st.fd == -1)
+		return EBADF;
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	__atomic_store_n(&w->write_since, t0, __ATOMIC_RELAXED);
+	got = pwritev(r->st.fd, iov, n, r->st.size);
+	err = got == -1 ? errno : ENOSPC;
+	if (__atomic_load_n(&wo_global->stall_ns, __ATOMIC_RELAXED) != 0) {
+		/* A test's disk that stops answering, once (writeout.h). */
+		uint64_t ns = __atomic_exchange_n(&wo_global->stall_ns, 0,
+		    __ATOMIC_RELAXED);
+		struct timespec ts = { (time_t)(ns / 1000000000u),
+		    (long)(ns % 1000000000u) };
+
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+	}
+	w->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	w->io_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+	__atomic_store_n(&w->write_since, 0, __ATOMIC_RELAXED);
+	if (got == (ssize_t)want) {
+		r->st.size += (off_t)want;
+		return 0;
+	}
+	(void)!ftruncate(r->st.fd, r->st.size);
+	return err;
+}
+
+/*
+ * Write the data chunks batch[0, n): their packets in one pwritev(),
+ * with the file's uuid, seq and events_discarded filled in here, where
+ * the file, the order and the failures are known.
+ */
+static void
+stream_write_data(struct sring *r, struct chunk **batch, int n,
+    struct writer *w)
+{
+	uint8_t empty[CTF_PACKET_HDR_SIZE];
+	struct iovec iov[STREAM_IOV_MAX + 1];
+	uint64_t seq = r->st.seq, disc = r->st.discarded, lost;
+	size_t want = 0;
+	int i, k = 0, err;
+
+	for (i = 0; i < n; i++)
+		batch[i]->fgen = r->st.gen;
+	/* Pairs with the loop's store-release (client.c). */
+	err = __atomic_load_n(&r->s->discard_errno, __ATOMIC_ACQUIRE);
+	if (err != 0)
+		goto lost;
+	if (seq == 0 && disc + batch[0]->discarded > 0) {
+		stream_empty_packet(empty, r, batch[0]->ts_first, 0, 0);
+		iov[k].iov_base = empty;
+		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
+		want += CTF_PACKET_HDR_SIZE;
+		seq++;
+	}
+	for (i = 0; i < n; i++) {
+		struct chunk *c = batch[i];
+
+		disc += c->discarded;
+		memcpy(c->pkt + 4, r->st.uuid, sizeof(r->st.uuid));
+		put64(c->pkt + 64, seq++);
+		put64(c->pkt + 72, disc);
+		iov[k].iov_base = c->pkt;
+		iov[k++].iov_len = CTF_PACKET_HDR_SIZE + c->len;
+		want += CTF_PACKET_HDR_SIZE + c->len;
+	}
+	err = stream_append(r, iov, k, want, w);
+	if (err == 0) {
+		r->st.seq = seq;
+		r->st.discarded = r->st.discarded_written = disc;
+		for (i = 0; i < n; i++) {
+			batch[i]->bytes = CTF_PACKET_HDR_SIZE + batch[i]->len;
+			batch[i]->fpart = r->st.part;
+			batch[i]->fsize = (uint64_t)r->st.size;
+		}
+		batch[0]->bytes += k > n ? CTF_PACKET_HDR_SIZE : 0;
+		return;
+	}
+lost:
+	/* Lost, and the next packet that makes it says so. */
+	lost = 0;
+	for (i = 0; i < n; i++) {
+		batch[i]->write_errno = err;
+		batch[i]->lost_write = batch[i]->events;
+		lost += batch[i]->events + batch[i]->discarded;
+	}
+	r->st.discarded += lost;
+}
+
+/*
+ * The ring ended: the losses no record reported, and those of writes
+ * that failed since the last packet that made it, go into a last,
+ * empty packet (after an empty first one if the stream has none yet).
+ */
+static void
+stream_close_books(struct sring *r, struct chunk *c, struct writer *w)
+{
+	uint8_t hdr[2][CTF_PACKET_HDR_SIZE];
+	struct iovec iov[2];
+	uint64_t n = 0, seq = r->st.seq;
+	size_t want = 0;
+	int i, k = 0, err;
+
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+		n += c->unrecorded[i];
+	c->fgen = r->st.gen;
+	if (n == 0 && r->st.discarded == r->st.discarded_written)
+		return;
+	/* Pairs with the loop's store-release (client.c). */
+	err = __atomic_load_n(&r->s->discard_errno, __ATOMIC_ACQUIRE);
+	if (err == 0) {
+		if (seq == 0) {
+			stream_empty_packet(hdr[k], r, c->last_ts, seq++, 0);
+			iov[k].iov_base = hdr[k];
+			iov[k].iov_len = CTF_PACKET_HDR_SIZE;
+			want += CTF_PACKET_HDR_SIZE;
+			k++;
+		}
+		stream_empty_packet(hdr[k], r, c->last_ts, seq++,
+		    r->st.discarded + n);
+		iov[k].iov_base = hdr[k];
+		iov[k].iov_len = CTF_PACKET_HDR_SIZE;
+		want += CTF_PACKET_HDR_SIZE;
+		k++;
+		err = stream_append(r, iov, k, want, w);
+	}
+	if (err == 0) {
+		r->st.seq = seq;
+		r->st.discarded_written = r->st.discarded + n;
+		c->bytes = want;
+	} else
+		c->write_errno = err;
+	r->st.discarded += n;
+}
+
+/*
+ * Write a ring's queued chunks, in order: data packets batched, a SYNC
+ * as an fdatasync() after what came before it, the END by closing the
+ * books (and the file, unless its thread finished: client.c).  Results
+ * go into each chunk for the loop thread.  Adds the time spent in
+ * writes, and the CPU time of it, to w's counts.  Writer thread w,
+ * holding the ring.
+ */
+void
+stream_write(struct sring *r, struct chunk_list *list, struct writer *w)
+{
+	struct chunk *batch[STREAM_IOV_MAX], *c;
+	size_t bytes = 0;
+	int n = 0;
+
+	STAILQ_FOREACH(c, list, entry) {
+		if (c->kind == CHUNK_DATA && n < STREAM_IOV_MAX &&
+		    bytes < STREAM_BATCH_MAX) {
+			batch[n++] = c;
+			bytes += CTF_PACKET_HDR_SIZE + c->len;
+			continue;
+		}
+		if (n > 0)
+			stream_write_data(r, batch, n, w);
+		n = 0;
+		bytes = 0;
+		switch (c->kind) {
+		case CHUNK_DATA:
+			batch[n++] = c;
+			bytes += CTF_PACKET_HDR_SIZE + c->len;
+			break;
+		case CHUNK_SYNC:
+			if (r->st.fd != -1 && fdatasync(r->st.fd) == -1)
+				c->write_errno = errno;
+			break;
+		case CHUNK_END:
+			if (c->how != END_INVALID)
+				stream_close_books(r, c, w);
+			/*
+			 * A finished thread's stream stays open: the loop
+			 * may park it for the ring's next thread (client.c
+			 * sring_finished()), and closes it otherwise.
+			 */
+			if (c->how != END_FINISHED && r->st.fd != -1) {
+				close(r->st.fd);
+				r->st.fd = -1;
+			}
+			break;
+		}
+	}
+	if (n > 0)
+		stream_write_data(r, batch, n, w);
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * Between the rings and the stream files: what the drain thread
+ * (drain.c), the writers (writeout.c) and the stream code (stream.c)
+ * share.  Daemon-internal, for those three files only; the rest of the
+ * daemon uses the writeout_*() functions of traced.h.
+ *
+ * A chunk is the unit that travels: one CTF packet of one ring, read
+ * and validated by the drain thread into a staging arena, or a marker
+ * (SYNC: fdatasync the stream; END: the ring is done).  It goes from
+ * the drain thread to its ring's write queue, from there to a writer,
+ * which writes it and passes it to the loop thread's done list; the
+ * loop thread counts it and releases it.  A ring's chunks are written
+ * in the order they were read, by one writer at a time.
+ */
+#ifndef TRACED_DAEMON_WRITEOUT_H
+#define TRACED_DAEMON_WRITEOUT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "ctf.h"
+#include "traced.h"
+
+/* Staging memory: arenas of this size, up to this many. */
+#define ARENA_SIZE		(4u << 20)
+#define ARENA_MAX		16
+/* The largest packet the drain thread makes (its content). */
+#define CHUNK_CONTENT_MAX	(1u << 20)
+
+/* A slice of staging memory.  Under the writeout lock. */
+struct arena {
+	STAILQ_ENTRY(arena) entry;	/* free list */
+	uint8_t		*base;		/* ARENA_SIZE bytes, pages made */
+	size_t		 used;		/* bytes handed out */
+	unsigned	 refs;		/* chunks in it not yet released */
+	int		 current;	/* the drain thread fills it */
+};
+
+#define CHUNK_COUNTS_INLINE	8
+
+enum chunk_kind {
+	CHUNK_DATA,			/* a packet */
+	CHUNK_SYNC,			/* fdatasync after what came before */
+	CHUNK_END,			/* the ring's last chunk */
+};
+
+enum chunk_end {
+	END_FINISHED,			/* its thread exited, all read */
+	END_CLOSED,			/* its process ended, all read */
+	END_INVALID,			/* refused: no more reading */
+};
+
+struct chunk {
+	STAILQ_ENTRY(chunk) entry;	/* the ring's queue, a writer's
+					   batch, then the done list */
+	struct sring	*r;
+	struct arena	*arena;		/* NULL: malloc'ed (markers) */
+	enum chunk_kind	 kind;
+	uint32_t	 order;		/* the ring's size when read */
+
+	/* DATA: pkt holds the packet header, then len bytes of records;
+	 * the writer fills in packet_seq_num and events_discarded. */
+	uint8_t		*pkt;
+	uint32_t	 len;
+	uint64_t	 ts_first;
+	uint64_t	 events;
+	uint64_t	 lost_records;
+	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES];
+	uint64_t	 discarded;	/* sum of its LOST records' counts */
+	unsigned	 why;		/* LOSS_SAW_*, when lost[] has ring
+					   full losses */
+	unsigned	 late_ms;	/* with LOSS_SAW_LATE: how late */
+	struct cls_count *counts;	/* events per class, ncounts of
+					   them: inline_counts, or malloc'ed */
+	uint32_t	 ncounts;
+	struct cls_count inline_counts[CHUNK_COUNTS_INLINE];
+
+	/* SYNC. */
+	uint64_t	 gen;		/* flush generation */
+
+	/* END. */
+	enum chunk_end	 how;
+	const char	*invalid;	/* END_INVALID: why (static) */
+	uint64_t	 invalid_at;	/* its ring position */
+	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
+	uint64_t	 last_ts;	/* the stream's last timestamp */
+
+	/* Written by the writer. */
+	uint64_t	 fgen;		/* the stream file it went to */
+	uint32_t	 fpart;		/* which part of it (stream.part) */
+	uint64_t	 fsize;		/* the part's size after it */
+	int		 write_errno;	/* 0: written */
+	uint64_t	 lost_write;	/* events lost to that error */
+	uint64_t	 bytes;		/* bytes it added to the stream */
+};
+
+STAILQ_HEAD(chunk_list, chunk);
+STAILQ_HEAD(arena_list, arena);
+TAILQ_HEAD(sring_tailq, sring);
+
+/*
+ * A writer thread, and what it tells about its writes: the time they
+ * took and the CPU time in them, and when the write in progress began
+ * (so that a write stuck now counts, not only the ones that returned).
+ */
+struct writer {
+	struct writeout	*wo;
+	pthread_t	 th;
+	pid_t		 tid;		/* set by the thread, atomic */
+	uint64_t	 io_ns;		/* its own, added to wo->io_ns */
+	uint64_t	 cpu_ns;
+	uint64_t	 write_since;	/* ns: in a write since; 0: not; atomic */
+};
+
+/*
+ * The pipeline.  One, made by writeout_new().  'lock' guards every
+ * field marked so, the write queues of the rings (sring.chunks,
+ * wqueued, wbusy, next_*) and the arenas.
+ */
+struct writeout {
+	pthread_mutex_t	 lock;
+
+	/* The drain thread. */
+	pthread_t	 drain_thread;
+	pthread_cond_t	 drain_cond;	/* wakes it: under lock */
+	int		 drain_kick;	/* under lock: something to see */
+	struct sring_tailq adding;	/* under lock: rings for it to take
+					   (linked by rd.entry) */
+	uint64_t	 flush_gen;	/* under lock: drain all, then sync */
+	uint64_t	 all_gen;	/* under lock: drain all now */
+	uint64_t	 interval_ns;	/* under lock: quiet rings this often */
+	int		 stop;		/* under lock: the drain thread and
+					   writers exit */
+	int		 nice;		/* of the writers */
+
+	/* Staging. */
+	struct arena	 arenas[ARENA_MAX];
+	unsigned	 narenas;	/* under lock: allocated so far */
+	struct arena_list free_arenas;	/* under lock */
+	struct arena	*cur;		/* the drain thread's */
+	int		 staging_wait;	/* under lock: the drain thread
+					   waits for an arena */
+	uint64_t	 full_since;	/* under lock: staging last ran
+					   out, ns (0: never) */
+	uint64_t	 full_end;	/* under lock: and had room again, ns
+					   (0: still full) */
+	unsigned	 full_why;	/* under lock: LOSS_SAW_DISK or
+					   _WRITERS, then */
+
+	/* Writers. */
+	pthread_cond_t	 write_cond;
+	struct sring_tailq todo;	/* under lock: rings with chunks
+					   (linked by wentry) */
+	unsigned	 nwriters;
+	struct writer	*writers;
+	uint64_t	 io_ns;		/* under lock: time in writes */
+	uint64_t	 cpu_ns;	/* under lock: CPU time in them */
+	uint64_t	 io_mark;	/* under lock: io_ns and cpu_ns when
+					   staging last ran out */
+	uint64_t	 cpu_mark;
+	uint64_t	 stall_ns;	/* TRACED_TEST_WRITE_STALL_MS: the
+					   first write waits this long (a
+					   test of a disk that stops); atomic */
+
+	/* Back to the loop thread. */
+	struct chunk_list done;		/* under lock */
+	int		 efd;		/* done -> loop */
+	struct event	*ev;
+	unsigned	 outstanding;	/* loop thread: chunks and rings
+					   not back yet */
+};
+
+extern struct writeout *wo_global;
+
+/* writeout.c, for the drain thread */
+struct chunk *wo_chunk_new(struct sring *r, size_t room);
+struct chunk *wo_marker_new(struct sring *r, enum chunk_kind kind);
+void	wo_chunk_commit(struct chunk *c, size_t len);
+void	wo_chunk_cancel(struct chunk *c);
+void	wo_chunk_queue(struct chunk *c);
+
+/* drain.c */
+void	*drain_main(void *arg);
+
+/* stream.c, for the writers */
+void	stream_write(struct sring *r, struct chunk_list *batch,
+	    struct writer *w);
+void	stream_switch(struct sring *r);
+int	stream_switch_due(const struct sring *r);
+
+#endif /* TRACED_DAEMON_WRITEOUT_H */
