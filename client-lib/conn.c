@@ -4,8 +4,8 @@
  *
  * The connection thread: the only code in a traced process that talks
  * to the daemon.  It finds the daemon's client.sock, says HELLO, sends
- * every provider (with its state memfd, which the daemon writes) and
- * ring, forwards the wakeups application threads ask for, and when the
+ * the process's own rules (rules.c), every provider (with its state
+ * memfd, which the daemon writes) and ring, forwards the wakeups application threads ask for, and when the
  * daemon goes away tries again every TRACED_RETRY_MS (a daemon that
  * refuses us, less and less often).  The state bytes stay as the last
  * daemon left them; no mapping changes.  Events traced meanwhile fill
@@ -32,7 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "functrace/functrace.h"
 #include "internal.h"
+#include "rundir.h"
 #include "wire.h"
 
 #define TRACED_RETRY_MS		250	/* between connection attempts */
@@ -40,69 +42,107 @@
 #define TRACED_WELCOME_WAIT_S	5	/* a daemon that does not answer */
 #define TRACED_BACKOFF_MAX_MS	8000	/* a daemon that refuses us */
 #define TRACED_SHORT_MS		200	/* a connection that short was refused */
+/* Rings of exited threads kept for new ones (ring.c), at most. */
+#define RING_IDLE_MAX		16
 
-/* Candidate runtime directories, in order; see DESIGN.md section 6. */
-static int
-conn_socket_path(char *path, size_t size, int which)
+/* The last "no daemon: tried ..." said; connection thread only. */
+static char conn_tried[768];
+
+/* Who we are, for the trust rule (proto/rundir.h). */
+static void
+conn_self(struct rundir_self *self)
 {
-	const char *env = getenv("TRACED_RUNTIME_DIR");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
+	struct rundir_stat run, rt;
 
-	if (env != NULL && *env != '\0') {
-		if (which != 0)
-			return -1;
-		n = snprintf(path, size, "%s/%s", env, TRACED_CLIENT_SOCK);
-		return n > 0 && (size_t)n < size ? 0 : -1;
-	}
-	switch (which) {
-	case 0:
-		if (xdg == NULL || *xdg == '\0')
-			return 1;	/* skip */
-		n = snprintf(path, size, "%s/traced/%s", xdg,
-		    TRACED_CLIENT_SOCK);
-		break;
-	case 1:
-		n = snprintf(path, size, "/tmp/traced-%u/%s",
-		    (unsigned)getuid(), TRACED_CLIENT_SOCK);
-		break;
-	case 2:
-		n = snprintf(path, size, "/run/traced/%s", TRACED_CLIENT_SOCK);
-		break;
-	default:
-		return -1;
-	}
-	return n > 0 && (size_t)n < size ? 0 : 1;
+	self->uid = getuid();
+	self->euid = geteuid();
+	self->secure = lib.secure;
+	rundir_stat_at(AT_FDCWD, RUNDIR_SYSTEM_PARENT, -1, &run, NULL);
+	rundir_stat_at(AT_FDCWD, RUNDIR_SYSTEM, -1, &rt, NULL);
+	self->system_uid = rundir_system_uid(&run, &rt);
 }
 
+/*
+ * Connect to client.sock in candidate c and check the daemon behind it.
+ * Returns the socket, or -1 with *v saying why not and 'what' the path
+ * it is about (the directory, or the socket).
+ */
 static int
-conn_connect(void)
+conn_try(const struct rundir_self *self, const struct rundir_cand *c,
+    struct rundir_verdict *v, char *what, size_t whatsize)
 {
 	struct sockaddr_un sun;
 	struct timeval tv = { TRACED_SEND_TIMEOUT_S, 0 };
-	int fd, which, rc;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int dfd, fd;
 
-	for (which = 0; ; which++) {
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		rc = conn_socket_path(sun.sun_path, sizeof(sun.sun_path),
-		    which);
-		if (rc == -1)
-			return -1;
-		if (rc == 1 || access(sun.sun_path, F_OK) == -1)
-			continue;
-		fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-		if (fd == -1)
-			return -1;
-		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-			(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
-			    sizeof(tv));
-			DEBUG("connected to %s", sun.sun_path);
-			return fd;
-		}
-		DEBUG("connect %s: %s", sun.sun_path, strerror(errno));
-		close(fd);
+	dfd = rundir_open(self, c, TRACED_CLIENT_SOCK, &sun, NULL, v, what,
+	    whatsize);
+	if (dfd == -1)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		*v = rundir_check_connect(errno);
+		goto fail;
 	}
+	/* Before connect(): a daemon whose backlog is full waits no more. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		*v = rundir_check_connect(errno);
+		goto fail;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		*v = rundir_check_connect(errno);
+		goto fail;
+	}
+	/* Refused here, the impostor got a connect() and not a byte. */
+	if ((*v = rundir_check_peer(self, cred.uid)).why != RUNDIR_OK)
+		goto fail;
+	close(dfd);
+	return fd;
+fail:
+	if (fd != -1)
+		close(fd);
+	close(dfd);
+	return -1;
+}
+
+/*
+ * Connect to the first daemon we can trust (proto/rundir.h), or return
+ * -1.  Under TRACED_DEBUG, says every candidate it passed over and why:
+ * once per change, not at every retry.
+ */
+static int
+conn_connect(void)
+{
+	struct rundir_cand cand[RUNDIR_CAND_MAX];
+	struct rundir_verdict v;
+	struct rundir_self self;
+	char what[RUNDIR_PATH_MAX + 32], tried[768];
+	int i, n, fd = -1;
+
+	conn_self(&self);
+	n = rundir_candidates(&self, lib.runtime_dir, lib.xdg_runtime_dir,
+	    cand);
+	tried[0] = '\0';
+	for (i = 0; i < n && fd == -1; i++) {
+		fd = conn_try(&self, &cand[i], &v, what, sizeof(what));
+		if (fd == -1)
+			rundir_tried_add(tried, sizeof(tried), what, &v);
+	}
+	if (!lib_debug)
+		return fd;
+	if (fd != -1) {
+		if (tried[0] != '\0')
+			lib_debugx("skipped: %s", tried);
+		lib_debugx("connected to %s", what);
+		conn_tried[0] = '\0';
+	} else if (strcmp(tried, conn_tried) != 0) {
+		lib_debugx("no daemon: tried %s", tried);
+		snprintf(conn_tried, sizeof(conn_tried), "%s", tried);
+	}
+	return fd;
 }
 
 /* Send a message with nfds (0 to 2) descriptors. */
@@ -156,6 +196,13 @@ conn_comm(char *buf, size_t size)
 	else
 		buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* conn_send() for function tracing (functrace/fconn.c). */
+int
+conn_send_msg(int sock, const void *msg, size_t len, const int *fds, int nfds)
+{
+	return conn_send(sock, msg, len, fds, nfds, 0);
 }
 
 static int
@@ -213,6 +260,31 @@ conn_send_provider(int sock, struct lprov *lp)
 	return rc;
 }
 
+/*
+ * Send the process's rules and what they decide for its providers'
+ * events (rules.c), before any provider they cover.  Locked.
+ */
+static int
+conn_send_rules(int sock)
+{
+	struct traced_msg_rules m;
+	uint32_t size;
+	int fd, rc;
+
+	if ((fd = rules_snapshot_locked(&size)) == -1)
+		return -1;
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_RULES, sizeof(m));
+	m.gen = lib.rules_gen;
+	m.nrules = lib.nrules;
+	m.size = size;
+	rc = conn_send(sock, &m, sizeof(m), &fd, 1, 0);
+	close(fd);
+	if (rc == 0)
+		lib.rules_sent = lib.rules_gen;
+	return rc;
+}
+
 static int
 conn_send_ring(int sock, struct lring *r, int flags)
 {
@@ -222,7 +294,7 @@ conn_send_ring(int sock, struct lring *r, int flags)
 	wire_hdr_init(&m.hdr, TRACED_MSG_RING, sizeof(m));
 	m.index = r->index;
 	m.tid = (uint32_t)r->tid;
-	m.order = r->order;
+	m.max_order = r->max_order;
 	if (conn_send(sock, &m, sizeof(m), &r->fd, 1, flags) == -1)
 		return -1;
 	r->sent = 1;
@@ -230,14 +302,14 @@ conn_send_ring(int sock, struct lring *r, int flags)
 }
 
 static int
-conn_send_notify(int sock, uint32_t index)
+conn_send_notify(int sock, uint32_t index, int flags)
 {
 	struct traced_msg_notify m;
 
 	memset(&m, 0, sizeof(m));
 	wire_hdr_init(&m.hdr, TRACED_MSG_NOTIFY, sizeof(m));
 	m.index = index;
-	return conn_send(sock, &m, sizeof(m), NULL, 0, 0);
+	return conn_send(sock, &m, sizeof(m), NULL, 0, flags);
 }
 
 /* The daemon took a provider (its state bytes are written) or not. */
@@ -264,31 +336,48 @@ static void
 conn_down(int *sock)
 {
 	struct lprov *lp;
-	struct lring *r;
+	struct lring **rp, *r;
 
 	pthread_mutex_lock(&lib.lock);
 	lib.sock = -1;
+	lib.hello_sent = 0;
 	if (*sock != -1)
 		close(*sock);
 	*sock = -1;
-	if (lib.state == CONN_UP)
+	if (lib.state == CONN_UP) {
 		DEBUG("daemon went away");
+		/* Only then: connected mirrors state == CONN_UP. */
+		__atomic_store_n(&lib.connected, 0, __ATOMIC_RELAXED);
+	}
 	for (lp = lib.providers; lp != NULL; lp = lp->next) {
 		lp->acked = 0;
 		lp->sent = 0;
 	}
-	for (r = lib.rings; r != NULL; r = r->next)
+	ft_conn_down_locked();
+	for (rp = &lib.rings; (r = *rp) != NULL; ) {
+		/* A finished ring waits for a new thread only on the
+		 * connection that drained it (proto/ring.h, Reuse). */
+		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE) &&
+		    !r->pager_busy) {
+			*rp = r->next;
+			ring_free_unread(r);
+			continue;
+		}
 		r->sent = 0;
+		rp = &r->next;
+	}
+	lib.rules_sent = lib.rules_acked = 0;
+	lib.rules_status = 0;
 	lib.state = CONN_DOWN;
 	lib.attempts++;
-	__atomic_store_n(&lib.connected, 0, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&lib.cond);
 	pthread_mutex_unlock(&lib.lock);
 }
 
 /*
  * Send whatever is pending: providers and rings not yet sent on this
- * connection, asked-for drains, and finished rings (freed once told).
+ * connection, asked-for drains, and finished rings (kept for new
+ * threads, RING_IDLE_MAX at most; the others freed once told).
  * Returns -1 if the connection failed.
  */
 static int
@@ -296,29 +385,37 @@ conn_flush_pending(int sock)
 {
 	struct lring **rp, *r;
 	struct lprov *lp;
-	int rc = 0;
+	int rc = 0, idle = 0;
 
 	pthread_mutex_lock(&lib.lock);
 	if (sock == -1) {
-		/* No daemon: a finished ring's last events are lost. */
+		/* No daemon: a finished ring's last events are lost,
+		 * counted for the next daemon to hear of. */
 		for (rp = &lib.rings; (r = *rp) != NULL; ) {
-			if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE)) {
+			if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE) &&
+			    !r->pager_busy) {
 				*rp = r->next;
-				ring_free(r);
+				ring_free_unread(r);
 			} else
 				rp = &r->next;
 		}
 		pthread_mutex_unlock(&lib.lock);
 		return -1;
 	}
+	if (lib.rules_gen != lib.rules_sent)
+		rc = conn_send_rules(sock);
 	for (lp = lib.providers; lp != NULL && rc == 0; lp = lp->next)
 		if (!lp->sent)
 			rc = conn_send_provider(sock, lp);
+	if (rc == 0)
+		rc = ft_send_pending_locked(sock);
 	for (rp = &lib.rings; (r = *rp) != NULL && rc == 0; ) {
 		/*
 		 * finished is its thread's last store to r: after this
-		 * acquire, r is ours alone.  A finished ring always gets a
-		 * drain request, for the events its thread wrote last.
+		 * acquire, r is ours alone.  A finished ring gets a drain
+		 * request, once, for the events its thread wrote last; then
+		 * it waits for a new thread (ring.c), unless RING_IDLE_MAX
+		 * wait already.
 		 */
 		int finished = __atomic_load_n(&r->finished,
 		    __ATOMIC_ACQUIRE);
@@ -326,16 +423,25 @@ conn_flush_pending(int sock)
 		if (!r->sent && (rc = conn_send_ring(sock, r, 0)) == -1)
 			break;
 		if (__atomic_exchange_n(&r->notify, 0, __ATOMIC_ACQUIRE) ||
-		    finished)
-			rc = conn_send_notify(sock, r->index);
-		if (rc == 0 && finished) {
-			/* The daemon holds its own mapping: ours can go. */
+		    (finished && !r->told_end)) {
+			rc = conn_send_notify(sock, r->index, 0);
+			if (rc == 0 && finished)
+				r->told_end = 1;
+		}
+		if (rc == 0 && finished && !r->pager_busy &&
+		    idle++ >= RING_IDLE_MAX) {
+			/* The daemon holds its own descriptor: ours can go
+			 * (once the pager is done with it: it wakes us). */
 			*rp = r->next;
 			ring_free(r);
 			continue;
 		}
 		rp = &r->next;
 	}
+	/* HELLO and every provider are out: a new ring may follow from
+	 * its own thread (conn_ring_created_locked()). */
+	if (rc == 0)
+		lib.hello_sent = 1;
 	pthread_mutex_unlock(&lib.lock);
 	return rc;
 }
@@ -402,6 +508,17 @@ conn_recv(int sock)
 		break;
 	case TRACED_MSG_PROVIDER_ACK:
 		conn_provider_ack(m.u.provider_ack);
+		break;
+	case TRACED_MSG_RULES_ACK:
+		if (m.u.rules_ack->status < 0)
+			DEBUG("the daemon refused the process's rules: %s (its "
+			    "log says which limit)",
+			    strerror(-m.u.rules_ack->status));
+		lib.rules_acked = m.u.rules_ack->gen;
+		lib.rules_status = m.u.rules_ack->status;
+		break;
+	case TRACED_MSG_FUNC_APPLY:
+		ft_apply_msg(m.u.func_apply);
 		break;
 	default:
 		break;
@@ -551,6 +668,10 @@ conn_main(void *arg)
 			if (conn_flush_pending(sock) == -1)
 				conn_lost(&sock, &backoff_ms, up_ns);
 		}
+		/* Function tracing: patches, reports (functrace/fconn.c). */
+		if (sock != -1 && ft_service() &&
+		    conn_flush_pending(sock) == -1)
+			conn_lost(&sock, &backoff_ms, up_ns);
 	}
 	return NULL;
 }
@@ -596,8 +717,11 @@ conn_atfork_child(void)
 
 	lib.thread_started = 0;
 	lib.sock = -1;
+	conn_tried[0] = '\0';	/* the child says it again */
 	lib.state = CONN_IDLE;
 	__atomic_store_n(&lib.connected, 0, __ATOMIC_RELAXED);
+	lib.rules_sent = lib.rules_acked = 0;
+	lib.rules_status = 0;
 	for (lp = lib.providers; lp != NULL; lp = lp->next) {
 		lp->sent = 0;
 		lp->acked = 0;
@@ -608,13 +732,60 @@ conn_atfork_child(void)
 /*
  * A thread created its ring: tell the daemon now, from that thread, so
  * that its events are drained even if the process exits (or crashes)
- * before the connection thread runs.  Once per thread; never waits: if
- * the socket is full the connection thread sends it instead.  Locked,
- * which keeps lib.sock open while we use it.
+ * before the connection thread runs.  As soon as HELLO and the
+ * providers are out, not only once the daemon answered: a daemon busy
+ * or stopped for a moment reads the ring later, with every event and
+ * loss in it, where a ring never sent left "0 events, 0 lost" of a
+ * program that emitted millions.  Once per thread; never waits: if the
+ * socket is full the connection thread sends it instead.  Locked,
+ * which keeps lib.sock open while we use it.  Returns 1 if sent.
  */
-void
+int
 conn_ring_created_locked(struct lring *r)
 {
-	if (lib.state == CONN_UP && lib.sock != -1)
-		(void)conn_send_ring(lib.sock, r, MSG_DONTWAIT);
+	if ((lib.state == CONN_UP || lib.hello_sent) && lib.sock != -1 &&
+	    conn_send_ring(lib.sock, r, MSG_DONTWAIT) == 0)
+		return 1;
+	return 0;
+}
+
+/*
+ * r's thread exited (r->finished is set): ask the daemon for the ring's
+ * last drain now, from that thread, rather than waking the connection
+ * thread to do it (a context switch per thread, dear on virtual
+ * machines).  Returns 1 if asked; never waits: a full socket leaves it
+ * to the connection thread.  Locked.
+ */
+int
+conn_ring_finished_locked(struct lring *r)
+{
+	if (lib.state != CONN_UP || lib.sock == -1 || !r->sent ||
+	    r->told_end ||
+	    conn_send_notify(lib.sock, r->index, MSG_DONTWAIT) == -1)
+		return 0;
+	r->told_end = 1;
+	return 1;
+}
+
+/*
+ * The process exits (exit(), or main() returned): rings made since the
+ * connection thread last ran may not have reached the daemon, and that
+ * thread will not run again.  Send them now, without waiting, so that
+ * the daemon drains what they hold and counts what they lost.  Only if
+ * the lock is free: an exit must never wait on the tracer.
+ */
+__attribute__((destructor)) static void
+conn_at_exit(void)
+{
+	struct lring *r;
+
+	if (!lib.initialized || lib.pid != getpid() ||
+	    pthread_mutex_trylock(&lib.lock) != 0)
+		return;
+	if (lib.sock != -1 && (lib.state == CONN_UP || lib.hello_sent))
+		for (r = lib.rings; r != NULL; r = r->next)
+			if (!r->sent)
+				(void)conn_send_ring(lib.sock, r,
+				    MSG_DONTWAIT);
+	pthread_mutex_unlock(&lib.lock);
 }

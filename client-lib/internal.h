@@ -2,11 +2,13 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * libtraced internals, shared by provider.c, ring.c, conn.c and debug.c.
+ * libtraced internals, shared by provider.c, ring.c, conn.c, rules.c,
+ * log.c and debug.c.
  * Not installed.
  *
  * Threads: the application's threads run the tracing path (ring.c) and
- * take lib.lock only to create or retire their ring.  One connection
+ * take lib.lock only to create or retire their ring.  The pager
+ * (pager.c) makes ring pages ready ahead of them.  One connection
  * thread (conn.c) owns the socket: it connects, registers, sends rings
  * and wakeups, and reconnects.  Application threads
  * never touch the socket: they ring lib.wake_fd, an eventfd that lives
@@ -17,26 +19,48 @@
 #define TRACED_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "traced.h"
 #include "ring.h"
 
 #define TRACED_HIDDEN	__attribute__((visibility("hidden")))
 
-/* The library's view of one ring; owned by lib, under lib.lock. */
+/*
+ * The library's view of one ring; owned by lib, under lib.lock, except
+ * the fields marked atomic, which its thread and the pager share.
+ */
 struct lring {
 	struct lring	*next;		/* lib.rings */
 	struct traced_ring_hdr *hdr;	/* mapping base */
-	size_t		 map_len;	/* header + 2 data copies */
+	uint8_t		*data;		/* the data area, after the header */
+	size_t		 map_len;	/* header + 2^max_order */
 	int		 fd;		/* memfd */
 	uint32_t	 index;		/* ring number for this process */
-	uint32_t	 order;
+	uint32_t	 max_order;
+	uint32_t	 init_order;	/* its size when made */
+	uint64_t	 prep_end;	/* atomic, pager: data bytes [0,
+					   prep_end) are ready */
+	uint64_t	 prep_want;	/* atomic, producer (or the pager
+					   for a growth): make [0, prep_want)
+					   ready */
+	uint32_t	 grow_want;	/* atomic, producer: the order it
+					   would grow to */
+	uint32_t	 grow_ready;	/* atomic, pager: the highest order
+					   whose first pages are ready */
+	int		 pager_busy;	/* the pager works on it: not to be
+					   freed yet */
+	uint64_t	 huge_end;	/* pager only: data bytes below it
+					   were offered huge pages */
 	pid_t		 tid;
 	int		 sent;		/* RING sent on this connection */
 	int		 notify;	/* atomic: a drain was asked for */
 	int		 finished;	/* its thread exited */
+	int		 told_end;	/* the daemon was asked to drain it
+					   after its thread finished */
 };
 
 /* Per-provider library state, p->priv. */
@@ -47,6 +71,15 @@ struct lprov {
 	int		 sent;		/* PROVIDER sent on this connection */
 	int		 acked;		/* the daemon took it, wrote state */
 	int		 state_fd;	/* our state memfd, mapped at p->state */
+	char		*names;		/* owned: the event names, for the
+					   process rules (rules.c), or NULL */
+	char		**name_at;	/* owned: name of event i in names */
+};
+
+/* A rule of the process (rules.c); owned by lib, under lib.lock. */
+struct lrule {
+	char		*pattern;	/* owned: a glob */
+	uint8_t		 flags;		/* TRACED_RULE_* of proto/wire.h */
 };
 
 enum conn_state {
@@ -62,15 +95,22 @@ struct lib {
 	int		 disabled;	/* TRACED=0 or unusable system */
 	pid_t		 pid;		/* to notice fork() */
 	int		 wake_fd;	/* eventfd, never closed */
+	int		 pager_fd;	/* eventfd: wakes the pager (pager.c) */
+	int		 pager_started;
 	pthread_t	 thread;
 	int		 thread_started;
 	int		 sock;		/* conn thread only; -1 when down */
 	enum conn_state	 state;		/* under lock */
+	int		 hello_sent;	/* under lock: HELLO and providers
+					   are out on lib.sock */
 	unsigned	 attempts;	/* connection attempts, under lock */
 	uint32_t	 session;
-	uint32_t	 ring_order;	/* for new rings */
+	uint32_t	 ring_order;	/* the most new rings grow to */
 	int		 ring_order_env; /* TRACED_RING_SIZE given */
 	int		 connect_timeout_ms;
+	char		*runtime_dir;	/* TRACED_RUNTIME_DIR, or NULL */
+	char		*xdg_runtime_dir; /* XDG_RUNTIME_DIR, or NULL */
+	int		 secure;	/* AT_SECURE: setuid, setgid, caps */
 	struct lprov	*providers;
 	uint32_t	 nproviders;
 	uint32_t	 next_id;	/* next provider's id_base */
@@ -80,6 +120,13 @@ struct lib {
 	int		 connected;	/* atomic mirror of state == UP */
 	int		 child_wait;	/* fork()ed from a traced parent: the
 					   first ring waits for a session */
+	struct lrule	*rules;		/* the process's rules, in order */
+	uint32_t	 nrules;
+	uint32_t	 rules_gen;	/* one more at each change, and for
+					   each provider while there are rules */
+	uint32_t	 rules_sent;	/* the gen sent on this connection */
+	uint32_t	 rules_acked;	/* the gen the daemon answered */
+	int		 rules_status;	/* its answer: 0, or -EDQUOT */
 };
 
 extern struct lib lib TRACED_HIDDEN;
@@ -88,20 +135,40 @@ extern struct lib lib TRACED_HIDDEN;
 void	lib_init_locked(void) TRACED_HIDDEN;
 void	lib_wake(void) TRACED_HIDDEN;
 void	lib_wait_session_locked(void) TRACED_HIDDEN;
+void	lib_deadline_after(struct timespec *ts, int ms) TRACED_HIDDEN;
+
+/* rules.c */
+void	rules_read_env_locked(void) TRACED_HIDDEN;
+void	rules_apply_provider_locked(struct lprov *lp) TRACED_HIDDEN;
+int	rules_snapshot_locked(uint32_t *size) TRACED_HIDDEN;
 
 /* ring.c */
 void	ring_lib_init(void) TRACED_HIDDEN;
 void	ring_free(struct lring *r) TRACED_HIDDEN;
+void	ring_free_unread(struct lring *r) TRACED_HIDDEN;
 void	ring_atfork_child(void) TRACED_HIDDEN;
+
+/* pager.c */
+void	pager_prepare(uint8_t *p, size_t len) TRACED_HIDDEN;
+void	lib_wake_pager(void) TRACED_HIDDEN;
+int	pager_start_locked(void) TRACED_HIDDEN;
+void	pager_atfork_child(void) TRACED_HIDDEN;
 
 /* conn.c */
 int	conn_start_locked(void) TRACED_HIDDEN;
-void	conn_ring_created_locked(struct lring *r) TRACED_HIDDEN;
+int	conn_send_msg(int sock, const void *msg, size_t len, const int *fds,
+	    int nfds) TRACED_HIDDEN;
+int	conn_ring_created_locked(struct lring *r) TRACED_HIDDEN;
+int	conn_ring_finished_locked(struct lring *r) TRACED_HIDDEN;
 void	conn_atfork_child(void) TRACED_HIDDEN;
 
 /* debug.c */
 extern int lib_debug TRACED_HIDDEN;
+void	lib_write_line(char *buf, size_t size, size_t n, const char *fmt,
+	    va_list ap) __attribute__((format(printf, 4, 0))) TRACED_HIDDEN;
 void	lib_debugx(const char *fmt, ...)
+	    __attribute__((format(printf, 1, 2))) TRACED_HIDDEN;
+void	lib_warnx(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2))) TRACED_HIDDEN;
 
 #define DEBUG(...) do { if (lib_debug) lib_debugx(__VA_ARGS__); } while (0)

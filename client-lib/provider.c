@@ -10,29 +10,41 @@
  * wrote its state bytes, or said no, or could not be reached.  With no
  * daemon listening, connect() fails at once and there is no wait at all.
  *
- * Configuration comes from the environment, read once here:
- *   TRACED=0                    tracing off for this process
+ * Configuration comes from the environment, read once here; a value
+ * the library cannot take is refused on stderr, never guessed at:
+ *   TRACED=0|no|off|false       tracing off for this process
  *   TRACED_RUNTIME_DIR          where the daemon's sockets are
+ *   XDG_RUNTIME_DIR             where the user's own daemon's are
  *   TRACED_RING_SIZE            ring bytes per thread (K/M/G suffix)
  *   TRACED_CONNECT_TIMEOUT_MS   longest wait before main() (200)
  *   TRACED_DEBUG                print what the library does on stderr
+ *   TRACED_EVENTS               the process's own rules (rules.c)
+ *   TRACED_CLOCK=monotonic      no TSC (proto/clock.h)
+ * always with secure_getenv(): a setuid, setgid or file-capability
+ * program (AT_SECURE) reads none of them, since its caller wrote them,
+ * and traces to the system daemon only (conn.c, proto/rundir.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "clock.h"
+#include "ringsize.h"
+#include "functrace/functrace.h"
 
 struct lib lib = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake_fd = -1,
+	.pager_fd = -1,
 	.sock = -1,
 	.ring_order = TRACED_RING_ORDER_DEFAULT,
 	.connect_timeout_ms = 200,
@@ -41,60 +53,95 @@ struct lib lib = {
 
 TRACED_EXPORT int traced_clock_tsc;
 
+/*
+ * TRACED=: 1 (on), 0 (off), or -1 for a word it does not know.
+ */
 static int
-env_uint(const char *name, unsigned long long *out)
+env_onoff(const char *s)
 {
-	const char *s = getenv(name);
-	unsigned long long v;
-	char *end;
+	static const char *const off[] = { "0", "no", "off", "false" };
+	static const char *const on[] = { "1", "yes", "on", "true" };
+	size_t i;
 
-	if (s == NULL || *s == '\0')
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		goto bad;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
+	for (i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		if (strcasecmp(s, off[i]) == 0)
+			return 0;
+		if (strcasecmp(s, on[i]) == 0)
+			return 1;
 	}
-	if (*end == 'i' || *end == 'B')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end != '\0')
-		goto bad;
-	*out = v;
-	return 1;
-bad:
-	DEBUG("ignoring %s=%s: not a number", name, s);
-	return 0;
+	return -1;
 }
 
+/*
+ * Read the settings of the environment.  A value the library cannot
+ * take is refused out loud (lib_warnx()), never rounded, clamped or
+ * ignored in silence: the user asked for it and must know.
+ */
 static void
 lib_read_env(void)
 {
 	unsigned long long v;
+	char err[160], *end;
 	const char *s;
 	uint32_t order;
 
-	s = getenv("TRACED_DEBUG");
+	lib.secure = getauxval(AT_SECURE) != 0;
+	s = secure_getenv("TRACED_DEBUG");
 	lib_debug = s != NULL && *s != '\0' && strcmp(s, "0") != 0;
-	s = getenv("TRACED");
-	if (s != NULL && strcmp(s, "0") == 0)
-		lib.disabled = 1;
-	if (env_uint("TRACED_RING_SIZE", &v)) {
-		for (order = TRACED_RING_ORDER_MIN;
-		    order < TRACED_RING_ORDER_MAX &&
-		    traced_ring_size(order) < v; order++)
-			;
-		lib.ring_order = order;
-		lib.ring_order_env = 1;
+	s = secure_getenv("TRACED");
+	if (s != NULL && *s != '\0') {
+		switch (env_onoff(s)) {
+		case 1:
+			break;
+		case 0:
+			lib.disabled = 1;
+			DEBUG("TRACED=%s: tracing off", s);
+			break;
+		default:
+			/* Whoever set it did not ask for tracing. */
+			lib.disabled = 1;
+			lib_warnx("TRACED=%s is not understood: tracing is off "
+			    "in this process (TRACED=0, no, off or false turns "
+			    "it off; 1, yes, on or true on)", s);
+			break;
+		}
 	}
-	if (env_uint("TRACED_CONNECT_TIMEOUT_MS", &v))
-		lib.connect_timeout_ms = v > 60000 ? 60000 : (int)v;
+	/* Copied: the connection thread must not race a setenv(). */
+	if (((s = secure_getenv("TRACED_RUNTIME_DIR")) != NULL && *s != '\0' &&
+	    (lib.runtime_dir = strdup(s)) == NULL) ||
+	    ((s = secure_getenv("XDG_RUNTIME_DIR")) != NULL && *s != '\0' &&
+	    (lib.xdg_runtime_dir = strdup(s)) == NULL)) {
+		/* Not another daemon than the one named: none. */
+		DEBUG("out of memory: tracing off");
+		lib.disabled = 1;
+	}
+	s = secure_getenv("TRACED_RING_SIZE");
+	if (s != NULL && *s != '\0') {
+		if (ringsize_parse(s, &order, err, sizeof(err)) == 0) {
+			lib.ring_order = order;
+			lib.ring_order_env = 1;
+		} else
+			lib_warnx("TRACED_RING_SIZE=%s refused: %s; rings get "
+			    "the daemon's size (traced --ring-size)", s, err);
+	}
+	s = secure_getenv("TRACED_CONNECT_TIMEOUT_MS");
+	if (s != NULL && *s != '\0') {
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (*s >= '0' && *s <= '9' && *end == '\0' && errno == 0 &&
+		    v <= 60000)
+			lib.connect_timeout_ms = (int)v;
+		else
+			lib_warnx("TRACED_CONNECT_TIMEOUT_MS=%s refused: not "
+			    "a number of milliseconds from 0 to 60000; "
+			    "waiting at most %d ms", s, lib.connect_timeout_ms);
+	}
+	s = secure_getenv("TRACED_CLOCK");
+	if (s != NULL && *s != '\0' && strcmp(s, "monotonic") != 0 &&
+	    strcmp(s, "tsc") != 0)
+		lib_warnx("TRACED_CLOCK=%s is not understood (monotonic or "
+		    "tsc): timestamps use the TSC where it is invariant", s);
+	rules_read_env_locked();
 }
 
 /*
@@ -106,7 +153,8 @@ lib_read_env(void)
  * its next event, and a fault waits for the mmap lock, for as long as
  * another thread holds it (1.2 ms seen while the connection thread
  * mapped a daemon's page).  MAP_POPULATE: not even the first read
- * faults.  Read-only: only a daemon writes the bytes.
+ * faults.  Writable: the process writes the bytes of its own rules
+ * while no daemon is connected (rules.c); a daemon writes them all.
  *
  * Returns the memfd, or -1 and the array is as it was.  Only system
  * calls: the child of fork() calls it.
@@ -124,7 +172,7 @@ state_memfd_map(struct traced_provider *p)
 	    (ssize_t)p->state_size ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
 	    F_SEAL_SEAL) == -1 ||
-	    mmap(p->state, p->state_size, PROT_READ,
+	    mmap(p->state, p->state_size, PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED) {
 		close(fd);
 		return -1;
@@ -175,11 +223,13 @@ static void
 lib_atfork_prepare(void)
 {
 	pthread_mutex_lock(&lib.lock);
+	ft_atfork_prepare();
 }
 
 static void
 lib_atfork_parent(void)
 {
+	ft_atfork_parent();
 	pthread_mutex_unlock(&lib.lock);
 }
 
@@ -209,7 +259,9 @@ lib_atfork_child(void)
 	lib.child_wait = __atomic_load_n(&lib.connected, __ATOMIC_RELAXED);
 	ring_atfork_child();
 	conn_atfork_child();
+	pager_atfork_child();
 	state_atfork_child();
+	ft_atfork_child();
 }
 
 /* One-time setup.  Called with lib.lock held. */
@@ -233,6 +285,8 @@ lib_init_locked(void)
 		DEBUG("eventfd: %s: tracing off", strerror(errno));
 		lib.disabled = 1;
 	}
+	/* Before the ring's: its TLS destructor must run first. */
+	ft_dispatch_init();
 	ring_lib_init();
 	pthread_atfork(lib_atfork_prepare, lib_atfork_parent,
 	    lib_atfork_child);
@@ -252,8 +306,9 @@ lib_wake(void)
 	errno = saved_errno;
 }
 
-static void
-deadline_after(struct timespec *ts, int ms)
+/* *ts = CLOCK_MONOTONIC now + ms, for pthread_cond_timedwait(&lib.cond). */
+void
+lib_deadline_after(struct timespec *ts, int ms)
 {
 	clock_gettime(CLOCK_MONOTONIC, ts);
 	ts->tv_sec += ms / 1000;
@@ -307,18 +362,32 @@ traced_provider_register(struct traced_provider *p)
 	}
 	DEBUG("provider %s: %u events from id %u", p->name, p->nevents,
 	    p->id_base);
+	/* The process's rules apply at once; a daemon gets them again,
+	 * with this provider's events, before the provider. */
+	if (lib.nrules > 0) {
+		rules_apply_provider_locked(lp);
+		lib.rules_gen++;
+	}
+	/* The pager too, now rather than in a thread's first event. */
+	(void)pager_start_locked();
 	if (conn_start_locked() == -1) {
 		pthread_mutex_unlock(&lib.lock);
 		return;
 	}
 	lib_wake();
+	/* The connection thread (functrace/fconn.c) is what we would
+	 * wait for: it sends the provider next. */
+	if (pthread_equal(pthread_self(), lib.thread)) {
+		pthread_mutex_unlock(&lib.lock);
+		return;
+	}
 	/*
 	 * Wait until the daemon wrote the state bytes, or a connection
 	 * attempt failed, or the deadline: a short program's first events
 	 * must see their rules, but no program waits long for the tracer.
 	 */
 	attempts = lib.attempts;
-	deadline_after(&deadline, lib.connect_timeout_ms);
+	lib_deadline_after(&deadline, lib.connect_timeout_ms);
 	while (!lp->acked && !(lib.state == CONN_DOWN &&
 	    lib.attempts != attempts)) {
 		if (pthread_cond_timedwait(&lib.cond, &lib.lock,
@@ -381,7 +450,7 @@ lib_wait_session_locked(void)
 	unsigned attempts = lib.attempts;
 	struct lprov *lp;
 
-	deadline_after(&deadline, lib.connect_timeout_ms);
+	lib_deadline_after(&deadline, lib.connect_timeout_ms);
 	for (;;) {
 		for (lp = lib.providers; lp != NULL; lp = lp->next)
 			if (lp->p != NULL && !lp->acked)

@@ -4,16 +4,39 @@
  *
  * The producer side of the per-thread rings (layout: proto/ring.h): the
  * slow paths behind the inline traced_reserve()/traced_commit() of
- * traced.h, ring creation on a thread's first enabled event, loss
- * accounting and the thread-exit handoff.
+ * traced.h, ring creation on a thread's first enabled event, laps and
+ * growth, loss accounting and the thread-exit handoff.
  *
  * DESIGN
  *
  * The fast path is inline in the traced program and checks one thing:
- * that the record fits below 'limit', the cached tail plus the ring
- * size.  Everything unusual forces it here by making that check fail:
- * no ring yet (limit 0), a loss record due (limit 0), a full ring by
- * the cached tail (reload the real one), a nested call (nest != 0).
+ * that the record fits below 'limit'.  Everything unusual forces it here
+ * by making that check fail.  limit is the least of:
+ *
+ *   - the cached tail plus the ring size: the ring may be full (reload
+ *     the real tail);
+ *   - the end of the current lap: the record may not fit before it
+ *     (write a PAD to the lap end, and perhaps grow the ring there);
+ *   - prep_at, while the ring's first pass through its memory is not
+ *     over: the point where the producer looks at how far the pager
+ *     has made pages ready, and asks it for more;
+ *
+ * and 0 when no ring exists yet or a LOST record is due.  A nested call
+ * (nest != 0) comes here too.
+ *
+ * Memory.  A ring's memfd has room for the largest size it may grow to,
+ * but no page is made before the producer needs it: the first two data
+ * pages when the ring is made, then, as the producer gets near the
+ * frontier, twice what it wrote so far, made ready by the pager thread
+ * (pager.c).  A thread that writes 11 events holds three pages.
+ *
+ * Growth.  At the end of a lap the producer looks at how full the ring
+ * is: more than half full means the daemon drains it later than the
+ * thread fills it, and the producer asks the pager for the next size
+ * (twice this one, up to the ring's maximum).  When the pager has the
+ * first pages of the new half ready, the producer switches at its next
+ * odd lap end (proto/ring.h, "Growth").  Only while connected: without
+ * a daemon a full ring stays full.
  *
  * Losses are counted per thread and per cause, in the shared header
  * (running totals, for the daemon) and in a private tally that becomes
@@ -22,7 +45,9 @@
  *
  * Nothing here may block, allocate (after the ring exists), print or
  * change errno: it runs inside arbitrary application code, including
- * signal handlers.
+ * signal handlers.  The only system call after the ring exists is the
+ * write to an eventfd that wakes the connection thread (a drain) or the
+ * pager (pages, growth), at most once per request.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,12 +61,17 @@
 #include "internal.h"
 
 /*
- * Ask the daemon for a drain once a ring is this fraction full: early
- * enough that the rest of the ring absorbs the time a drain takes to
- * start (a burst, the wakeup, the daemon's turn), late enough that the
- * wakeup costs once per quarter ring.
+ * Ask the daemon for a drain once a ring is this fraction full.  The
+ * daemon's drain thread visits busy rings on its own before that
+ * (drain.c), so this is the call for help in a burst it did not see
+ * coming: at half, the other half absorbs the time the request takes.
  */
-#define TRACED_WAKE_FRACTION	4
+#define TRACED_WAKE_FRACTION	2
+
+/* Data bytes made ready when the ring is made (the rest: the pager). */
+#define RING_PREP_FIRST		8192u
+/* At most this many doublings asked for at once (16x). */
+#define RING_GROW_STEPS		4u
 
 TRACED_EXPORT __thread struct traced_thread traced_tls
     __attribute__((tls_model("initial-exec")));
@@ -51,6 +81,11 @@ struct lthread {
 	struct lring	*ring;
 	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES]; /* not yet
 					   written as a LOST record */
+	uint64_t	 prep_at;	/* position: look at the pager's
+					   progress again (UINT64_MAX: the
+					   whole ring is ready) */
+	uint32_t	 order;		/* the ring's size now, 2^order */
+	int		 grow_asked;	/* asked the pager for a bigger size */
 	int		 exited;	/* past its TLS destructor */
 	int		 creating;	/* inside ring_create() */
 };
@@ -71,7 +106,7 @@ ring_lib_init(void)
 static uint64_t
 ring_load_tail(const struct traced_thread *t)
 {
-	/* Pairs with the daemon's store-release of tail in writeout.c. */
+	/* Pairs with the daemon's store-release of tail in drain.c. */
 	return __atomic_load_n(&t->hdr->tail, __ATOMIC_ACQUIRE);
 }
 
@@ -90,10 +125,11 @@ ring_count_loss(struct traced_thread *t, enum traced_drop_cause cause)
 		__atomic_store_n(&h->dropped[cause],
 		    __atomic_load_n(&h->dropped[cause], __ATOMIC_RELAXED) + 1,
 		    __ATOMIC_RELAXED);
+	/* Every thread adds to this one: an atomic add, or counts go
+	 * missing (only while no daemon is connected, a slow path). */
 	if (cause == TRACED_DROP_DISCONNECTED)
-		__atomic_store_n(&lib.lost_disconnected,
-		    __atomic_load_n(&lib.lost_disconnected,
-		    __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&lib.lost_disconnected, 1,
+		    __ATOMIC_RELAXED);
 	/* Send the next event through the slow path to write the record. */
 	t->limit = 0;
 }
@@ -110,6 +146,231 @@ ring_lost_pending(void)
 }
 
 /*
+ * Set limit from a tail the caller loaded (see DESIGN above).
+ */
+static void
+ring_set_limit(struct traced_thread *t, uint64_t tail)
+{
+	uint64_t lim, lap;
+
+	if (ring_lost_pending() != 0) {
+		t->limit = 0;
+		return;
+	}
+	lim = tail + t->mask + 1;
+	lap = traced_ring_lap_end(t->head, lthread.order);
+	if (lap < lim)
+		lim = lap;
+	if (lthread.prep_at < lim)
+		lim = lthread.prep_at;
+	t->limit = lim;
+}
+
+/*
+ * Ask the pager for a bigger ring: up to RING_GROW_STEPS doublings at
+ * once, as the lap end where the ring switches allows (ring_grow_to()).
+ */
+static void
+ring_ask_grow(struct lring *r, uint32_t order)
+{
+	uint32_t want = order + RING_GROW_STEPS;
+
+	if (want > r->max_order)
+		want = r->max_order;
+	__atomic_store_n(&r->grow_want, want, __ATOMIC_RELEASE);
+	lthread.grow_asked = 1;
+	lib_wake_pager();
+}
+
+/*
+ * The largest order, at most 'ready', that the ring may switch to from
+ * 'order' at lap end p: the last lap keeps its offsets only if
+ * p = 2^order (mod 2^k) (proto/ring.h, Growth).  The first lap end of
+ * a size allows any; an odd one at least twice the size.
+ */
+static uint32_t
+ring_grow_to(uint64_t p, uint32_t order, uint32_t ready)
+{
+	uint64_t d = p - traced_ring_size(order);
+	uint32_t k;
+
+	if (p < traced_ring_size(order))
+		return order;
+	if (d == 0)
+		return ready;
+	k = (uint32_t)__builtin_ctzll(d);
+	return k < ready ? k : ready;
+}
+
+/*
+ * The ring's first pass through its memory: keep the pager ahead of
+ * the producer.  Asks for pages up to twice what the current pass
+ * wrote so far (16 KiB at least, the ring's end at most), and looks
+ * again half way there.  Once the pager reached the end, never again
+ * until the ring grows.
+ */
+static void
+ring_prep_check(struct traced_thread *t)
+{
+	struct lring *r = lthread.ring;
+	uint64_t size = t->mask + 1, off = t->head & t->mask, ready, want;
+
+	ready = __atomic_load_n(&r->prep_end, __ATOMIC_ACQUIRE);
+	if (ready >= size) {
+		lthread.prep_at = UINT64_MAX;
+		return;
+	}
+	want = 2 * off + 16384;
+	if (want > size)
+		want = size;
+	want = (want + TRACED_STATE_PAGE - 1) & ~(uint64_t)(TRACED_STATE_PAGE -
+	    1);
+	if (want > __atomic_load_n(&r->prep_want, __ATOMIC_RELAXED)) {
+		/* Only this thread writes prep_want. */
+		__atomic_store_n(&r->prep_want, want, __ATOMIC_RELEASE);
+		lib_wake_pager();
+	}
+	lthread.prep_at = t->head + (want - off) / 2;
+	if (lthread.prep_at <= t->head)
+		lthread.prep_at = t->head + 8;
+	/*
+	 * Past half of a first pass with nothing of it read yet: a burst
+	 * the daemon cannot follow.  Ask for a bigger ring now, so that
+	 * its first pages are ready at the lap end, the one place that
+	 * allows any size.
+	 */
+	if (!lthread.grow_asked && lthread.order < r->max_order &&
+	    off >= size / 2 && t->head - ring_load_tail(t) > size / 2 &&
+	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
+		ring_ask_grow(r, lthread.order);
+}
+
+/*
+ * At a lap end (head is a multiple of the ring size), with a tail just
+ * loaded: ask for a bigger size if the ring is over half full or the
+ * daemon would like it bigger, and switch to the largest this lap end
+ * allows of what the pager made ready.
+ */
+static void
+ring_lap_end(struct traced_thread *t, uint64_t tail)
+{
+	struct lring *r = lthread.ring;
+	struct traced_ring_hdr *h = t->hdr;
+	uint64_t size = t->mask + 1;
+	uint32_t order = lthread.order, ready, k;
+
+	if (order >= r->max_order)
+		return;
+	if (!lthread.grow_asked && (t->head - tail > size / 2 ||
+	    __atomic_load_n(&h->grow, __ATOMIC_RELAXED)) &&
+	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
+		ring_ask_grow(r, order);
+	if (!lthread.grow_asked)
+		return;
+	ready = __atomic_load_n(&r->grow_ready, __ATOMIC_ACQUIRE);
+	if (ready > r->max_order)
+		ready = r->max_order;
+	k = ring_grow_to(t->head, order, ready);
+	if (k <= order)
+		return;
+	/*
+	 * Grow.  The daemon maps positions with the order it loads after
+	 * head: this store comes before the store of any head past here.
+	 */
+	order = k;
+	lthread.order = order;
+	lthread.grow_asked = 0;
+	__atomic_store_n(&h->order, order, __ATOMIC_RELAXED);
+	t->mask = traced_ring_size(order) - 1;
+	t->wake_at = t->head;
+	lthread.prep_at = t->head;	/* look at the pager again */
+}
+
+/*
+ * Make r, new or reused, this thread's ring: the fast path's view of
+ * it (traced_tls) and the slow path's (lthread).  r is empty: the
+ * daemon read everything before its head.
+ */
+static void
+ring_attach(struct traced_thread *t, struct lring *r, int sent)
+{
+	struct traced_ring_hdr *h = r->hdr;
+	uint64_t size, tail;
+
+	(void)pthread_setspecific(ring_key, r);
+	lthread.ring = r;
+	lthread.order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
+	lthread.grow_asked = 0;
+	size = traced_ring_size(lthread.order);
+	t->hdr = h;
+	t->data = r->data;
+	t->mask = size - 1;
+	t->head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
+	/* Where the pager stands: ring_prep_check() at the next event. */
+	lthread.prep_at = __atomic_load_n(&r->prep_end, __ATOMIC_ACQUIRE) >=
+	    size ? UINT64_MAX : t->head;
+	t->wake_at = t->head + size / TRACED_WAKE_FRACTION;
+	tail = ring_load_tail(t);
+	if (t->head - tail > size)
+		tail = t->head - size;
+	ring_set_limit(t, tail);
+	/* Not sent from here: the connection thread sends it. */
+	if (!sent)
+		lib_wake();
+}
+
+/*
+ * Give this thread a ring an exited thread left, if the daemon is done
+ * with one (proto/ring.h, Reuse): no memfd, no mapping, its pages made
+ * already.  Locked.  Returns it, or NULL.
+ */
+static struct lring *
+ring_reuse_locked(uint32_t max_order)
+{
+	struct traced_ring_hdr *h;
+	struct lring *r;
+	int i;
+
+	if (__atomic_load_n(&lib.connected, __ATOMIC_RELAXED) == 0)
+		return NULL;
+	for (r = lib.rings; r != NULL; r = r->next)
+		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE) &&
+		    r->told_end && !r->pager_busy &&
+		    r->max_order == max_order &&
+		    /* Pairs with the daemon's release in drain.c. */
+		    __atomic_load_n(&r->hdr->released, __ATOMIC_ACQUIRE))
+			break;
+	if (r == NULL)
+		return NULL;
+	h = r->hdr;
+	/*
+	 * A new ring for the daemon: a new number, this thread's id, no
+	 * flags.  Positions go on from the old head (the daemon read up to
+	 * it), and the old thread's losses were told when the daemon ended
+	 * its ring, so they count as recorded.
+	 */
+	h->tid = (uint32_t)gettid();
+	h->since = traced_clock_now();
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
+		uint64_t d = __atomic_load_n(&h->dropped[i], __ATOMIC_RELAXED);
+
+		__atomic_store_n(&h->recorded[i], d, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->dropped[i], d + lthread.lost[i],
+		    __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&h->released, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->wakeup, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->flags, 0, __ATOMIC_RELEASE);
+	r->tid = (pid_t)h->tid;
+	r->index = lib.nrings++;
+	r->sent = 0;
+	r->notify = 0;
+	r->told_end = 0;
+	__atomic_store_n(&r->finished, 0, __ATOMIC_RELEASE);
+	return r;
+}
+
+/*
  * Create this thread's ring and publish it to the library, which sends
  * it to the daemon.  Returns 0 or -1.  Allocates and makes system
  * calls: once per thread.
@@ -117,21 +378,29 @@ ring_lost_pending(void)
 static int
 ring_create(struct traced_thread *t)
 {
-	size_t size, file_len, map_len;
-	uint32_t order;
+	uint64_t size, first;
+	uint32_t max_order, order;
 	struct traced_ring_hdr *h;
 	struct lring *r;
+	size_t map_len;
 	uint8_t *base;
-	int fd;
+	int fd, i, sent;
 
 	/* A thread may trace before any provider registered. */
 	pthread_mutex_lock(&lib.lock);
 	lib_init_locked();
+	max_order = __atomic_load_n(&lib.ring_order, __ATOMIC_RELAXED);
+	if (!lib.disabled && (r = ring_reuse_locked(max_order)) != NULL) {
+		sent = conn_ring_created_locked(r);
+		pthread_mutex_unlock(&lib.lock);
+		ring_attach(t, r, sent);
+		return 0;
+	}
 	pthread_mutex_unlock(&lib.lock);
-	order = __atomic_load_n(&lib.ring_order, __ATOMIC_RELAXED);
-	size = (size_t)traced_ring_size(order);
-	file_len = TRACED_RING_HDR_SIZE + size;
-	map_len = TRACED_RING_HDR_SIZE + 2 * size;
+	order = max_order < TRACED_RING_ORDER_INIT ? max_order :
+	    TRACED_RING_ORDER_INIT;
+	size = traced_ring_size(order);
+	map_len = (size_t)traced_ring_file_size(max_order);
 	if (lib.disabled)
 		return -1;
 	r = calloc(1, sizeof(*r));
@@ -140,70 +409,58 @@ ring_create(struct traced_thread *t)
 	fd = memfd_create("traced-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd == -1)
 		goto fail;
-	if (ftruncate(fd, (off_t)file_len) == -1 ||
+	if (ftruncate(fd, (off_t)map_len) == -1 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
 	    F_SEAL_SEAL) == -1)
 		goto fail_fd;
-	/* Reserve the address range, then map the data area twice. */
-	base = mmap(NULL, map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-	    -1, 0);
+	/* One mapping, nothing populated: the memfd is sparse. */
+	base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		goto fail_fd;
 	/*
-	 * MAP_POPULATE, on both copies: the pages and their page table
-	 * entries are made now, not by page faults in the middle of
-	 * later trace calls (a fault can sleep on mmap_lock while another
-	 * thread of the process maps something).
+	 * The header and the first data pages now, so that the thread's
+	 * next events do not fault; the pager makes the rest when the
+	 * thread gets near them.
 	 */
-	if (mmap(base, file_len, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED ||
-	    mmap(base + file_len, size, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
-	    TRACED_RING_HDR_SIZE) == MAP_FAILED) {
-		munmap(base, map_len);
-		goto fail_fd;
-	}
+	first = size < RING_PREP_FIRST ? size : RING_PREP_FIRST;
+	pager_prepare(base, TRACED_RING_HDR_SIZE + first);
 	h = (struct traced_ring_hdr *)(void *)base;
 	h->magic = TRACED_RING_MAGIC;
 	h->version = TRACED_RING_VERSION;
+	h->max_order = max_order;
+	h->init_order = order;
 	h->order = order;
 	h->tid = (uint32_t)gettid();
+	h->since = traced_clock_now();
 	h->wakeup = 1;
 	/* Losses counted before the ring existed (nested calls). */
-	{
-		int i;
-
-		for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
-			h->dropped[i] = lthread.lost[i];
-	}
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+		h->dropped[i] = lthread.lost[i];
 
 	r->hdr = h;
+	r->data = base + TRACED_RING_HDR_SIZE;
 	r->map_len = map_len;
 	r->fd = fd;
-	r->order = order;
+	r->max_order = max_order;
+	r->init_order = order;
 	r->tid = (pid_t)h->tid;
+	r->prep_end = first;
+	r->prep_want = first;
+	r->grow_ready = order;
 
 	pthread_mutex_lock(&lib.lock);
 	r->index = lib.nrings++;
 	r->next = lib.rings;
 	lib.rings = r;
+	(void)pager_start_locked();
 	(void)conn_start_locked();	/* after fork(), in the child */
-	conn_ring_created_locked(r);
+	sent = conn_ring_created_locked(r);
 	if (lib.child_wait) {
 		lib.child_wait = 0;
 		lib_wait_session_locked();
 	}
 	pthread_mutex_unlock(&lib.lock);
-	(void)pthread_setspecific(ring_key, r);
-
-	lthread.ring = r;
-	t->hdr = h;
-	t->data = base + TRACED_RING_HDR_SIZE;
-	t->mask = size - 1;
-	t->head = 0;
-	t->limit = ring_lost_pending() ? 0 : size;
-	t->wake_at = size / TRACED_WAKE_FRACTION;
-	lib_wake();
+	ring_attach(t, r, sent);
 	return 0;
 
 fail_fd:
@@ -242,12 +499,25 @@ ring_write_lost(struct traced_thread *t, uint64_t n)
 	/* The event's commit publishes it with its own release store. */
 }
 
+/* Fill the rest of the lap with a PAD record; head moves to the lap end. */
+static void
+ring_write_pad(struct traced_thread *t, uint64_t lap_end)
+{
+	uint32_t pad[2];
+
+	pad[0] = TRACED_EVENT_PAD;
+	pad[1] = (uint32_t)(lap_end - t->head);
+	memcpy(t->data + (t->head & t->mask), pad, sizeof(pad));
+	t->head = lap_end;
+	/* Published with the next record's head, like a LOST record. */
+}
+
 void *
 traced_reserve_slow(uint32_t id, uint32_t size)
 {
 	struct traced_thread *t = &traced_tls;
 	struct traced_rec_hdr *r;
-	uint64_t lost, need, ring_size, tail;
+	uint64_t lost, need, ring_size, tail, lap;
 	int saved_errno = errno;
 
 	if (t->nest != 1) {
@@ -267,34 +537,54 @@ traced_reserve_slow(uint32_t id, uint32_t size)
 		lthread.creating = 0;
 	}
 	ring_size = t->mask + 1;
+	tail = ring_load_tail(t);
+	if (t->head - tail > ring_size)
+		tail = t->head - ring_size;	/* a daemon wrote nonsense */
 	if (size < TRACED_REC_HDR_SIZE || size > TRACED_REC_MAX ||
 	    size + TRACED_LOST_REC_SIZE > ring_size) {
 		ring_count_loss(t, TRACED_DROP_RING_FULL);
 		goto drop;
 	}
-	tail = ring_load_tail(t);
-	if (t->head - tail > ring_size)
-		tail = t->head - ring_size;	/* a daemon wrote nonsense */
-	t->limit = tail + ring_size;
-
 	lost = ring_lost_pending();
 	need = size + (lost ? TRACED_LOST_REC_SIZE : 0);
-	if (t->head + need > t->limit) {
-		ring_count_loss(t, __atomic_load_n(&lib.connected,
-		    __ATOMIC_RELAXED) ? TRACED_DROP_RING_FULL :
-		    TRACED_DROP_DISCONNECTED);
-		goto drop;
+
+	/* A lap end: pad to it if the record does not fit before it. */
+	lap = traced_ring_lap_end(t->head, lthread.order);
+	if ((t->head & t->mask) != 0 && t->head + need > lap) {
+		if (lap > tail + ring_size)
+			goto full;	/* no room for the PAD either */
+		ring_write_pad(t, lap);
 	}
+	if ((t->head & t->mask) == 0 && t->head != 0) {
+		ring_lap_end(t, tail);
+		ring_size = t->mask + 1;
+	}
+	if (t->head + need > tail + ring_size)
+		goto full;
+	if (lthread.prep_at <= t->head + need)
+		ring_prep_check(t);
 	if (lost)
 		ring_write_lost(t, lost);
 	r = (struct traced_rec_hdr *)(void *)(t->data + (t->head & t->mask));
 	r->id = id;
 	r->size = size;
 	r->ts = traced_clock_now();
+	/* limit for the records after this one: from the head after it. */
+	t->head += size;
+	ring_set_limit(t, tail);
+	t->head -= size;
 	errno = saved_errno;
 	/* nest stays raised: traced_commit() lowers it. */
 	return r;
 
+full:
+	/* The daemon falls behind: a bigger ring, if it may grow. */
+	if (!lthread.grow_asked && lthread.order < lthread.ring->max_order &&
+	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
+		ring_ask_grow(lthread.ring, lthread.order);
+	ring_count_loss(t, __atomic_load_n(&lib.connected,
+	    __ATOMIC_RELAXED) ? TRACED_DROP_RING_FULL :
+	    TRACED_DROP_DISCONNECTED);
 drop:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->nest--;
@@ -313,10 +603,11 @@ traced_wake_slow(void)
 
 	tail = ring_load_tail(t);
 	/* A pending LOST record keeps limit at 0, forcing the slow path. */
-	if (t->head - tail <= ring_size && ring_lost_pending() == 0)
-		t->limit = tail + ring_size;
+	if (t->head - tail <= ring_size)
+		ring_set_limit(t, tail);
 	if (t->head - tail < ring_size / TRACED_WAKE_FRACTION) {
 		t->wake_at = tail + ring_size / TRACED_WAKE_FRACTION;
+		errno = saved_errno;
 		return;
 	}
 	/*
@@ -343,13 +634,23 @@ ring_thread_exit(void *arg)
 {
 	struct lring *r = arg;
 	struct traced_thread *t = &traced_tls;
+	int told = 0;
 
 	/* Say what was lost since the last record, if there is room. */
 	if (r != NULL && t->data != NULL && t->nest == 0 &&
-	    ring_lost_pending() != 0 &&
-	    t->head + TRACED_LOST_REC_SIZE <= ring_load_tail(t) + t->mask + 1) {
-		ring_write_lost(t, ring_lost_pending());
-		__atomic_store_n(&t->hdr->head, t->head, __ATOMIC_RELEASE);
+	    ring_lost_pending() != 0) {
+		uint64_t tail = ring_load_tail(t), size = t->mask + 1;
+		uint64_t lap = traced_ring_lap_end(t->head, lthread.order);
+
+		if ((t->head & t->mask) != 0 &&
+		    t->head + TRACED_LOST_REC_SIZE > lap && lap <= tail + size)
+			ring_write_pad(t, lap);
+		if (t->head + TRACED_LOST_REC_SIZE <= tail + size &&
+		    (t->head & t->mask) + TRACED_LOST_REC_SIZE <= size) {
+			ring_write_lost(t, ring_lost_pending());
+			__atomic_store_n(&t->hdr->head, t->head,
+			    __ATOMIC_RELEASE);
+		}
 	}
 	lthread.exited = 1;
 	memset(t, 0, sizeof(*t));
@@ -361,11 +662,19 @@ ring_thread_exit(void *arg)
 	    __ATOMIC_RELEASE);
 	/*
 	 * The last touch of r: once the connection thread sees finished
-	 * it may free r at once, so nothing here may follow this store.
-	 * It asks for the final drain itself, no notify needed.
+	 * it may free r at once, so nothing here may follow this store
+	 * but under the lock, which keeps it from doing so.  The final
+	 * drain is asked for from here if the lock is free and the socket
+	 * has room; else the connection thread asks.
 	 */
-	__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
-	lib_wake();
+	if (pthread_mutex_trylock(&lib.lock) == 0) {
+		__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
+		told = conn_ring_finished_locked(r);
+		pthread_mutex_unlock(&lib.lock);
+	} else
+		__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
+	if (!told)
+		lib_wake();
 }
 
 /* Unmap and close a ring the daemon no longer needs from us.  Locked. */
@@ -375,6 +684,59 @@ ring_free(struct lring *r)
 	munmap(r->hdr, r->map_len);
 	close(r->fd);
 	free(r);
+}
+
+/*
+ * The events a finished ring holds that no daemon read: walked from
+ * tail to head (every unread position maps with the current order,
+ * proto/ring.h), stopping at anything that is not a record.
+ */
+static uint64_t
+ring_unread_events(const struct lring *r)
+{
+	const struct traced_ring_hdr *h = r->hdr;
+	uint64_t p, head, mask, n = 0;
+	uint32_t size, id;
+
+	head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+	mask = traced_ring_size(__atomic_load_n(&h->order,
+	    __ATOMIC_RELAXED)) - 1;
+	p = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+	if (head - p > mask + 1)
+		return 0;		/* not a state a reader left */
+	while (head - p >= TRACED_PAD_MIN) {
+		const struct traced_rec_hdr *rec =
+		    (const void *)(r->data + (p & mask));
+
+		id = rec->id;
+		size = rec->size & TRACED_REC_SIZE_MASK;
+		if (size < TRACED_PAD_MIN || size % 8 != 0 ||
+		    size > head - p || (p & mask) + size > mask + 1)
+			break;
+		if (id >= TRACED_EVENT_ID_BASE)
+			n++;
+		p += size;
+	}
+	return n;
+}
+
+/*
+ * Free a finished ring no daemon will read again (none is connected):
+ * the events it still holds are lost, and counted as such, for the
+ * next daemon's session to report (lost while disconnected).  Locked.
+ */
+void
+ring_free_unread(struct lring *r)
+{
+	uint64_t n = ring_unread_events(r);
+
+	if (n > 0) {
+		__atomic_fetch_add(&lib.lost_disconnected, n,
+		    __ATOMIC_RELAXED);
+		DEBUG("ring of thread %d: %llu events no daemon read", r->tid,
+		    (unsigned long long)n);
+	}
+	ring_free(r);
 }
 
 /*

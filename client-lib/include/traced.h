@@ -41,6 +41,20 @@ extern "C" {
 #define TRACED_EXPORT	__attribute__((visibility("default")))
 
 /*
+ * Never traced, whatever flags the program is built with: the inline
+ * functions below, and the code tracegen generates.
+ */
+#if defined(__has_attribute)
+#if __has_attribute(patchable_function_entry)
+#define TRACED_NOTRACE_PFE	__attribute__((patchable_function_entry(0, 0)))
+#endif
+#endif
+#ifndef TRACED_NOTRACE_PFE
+#define TRACED_NOTRACE_PFE
+#endif
+#define TRACED_NOTRACE	__attribute__((no_instrument_function)) TRACED_NOTRACE_PFE
+
+/*
  * One generated trace.c (ABI).  tracegen defines it, with its state
  * array, and registers it from a constructor.
  */
@@ -72,8 +86,9 @@ struct traced_thread {
 	struct traced_ring_hdr *hdr;	/* shared header page */
 	uint64_t	 mask;		/* ring size - 1 */
 	uint64_t	 head;		/* private copy of hdr->head */
-	uint64_t	 limit;		/* cached tail + ring size; 0 forces
-					   the slow path */
+	uint64_t	 limit;		/* where the slow path must look: at
+					   most cached tail + ring size and
+					   the end of the lap; 0 forces it */
 	uint64_t	 wake_at;	/* head beyond which to check whether
 					   the daemon wants a wakeup */
 	uint32_t	 nest;		/* trace calls in progress on this
@@ -113,6 +128,133 @@ TRACED_EXPORT void traced_wake_slow(void);
  */
 TRACED_EXPORT void traced_flush(void);
 
+/*
+ * Turn the events of this process that match the glob 'pattern' (an
+ * event name, or "provider:event" when it has a ':'; fnmatch(3)) on
+ * (on != 0) or off, now and in providers loaded later: QEMU's
+ * trace_event_set_state_dynamic() by pattern.  The rules of the process
+ * apply in order, the last match deciding, and win over the daemon's
+ * rules (tracectl trace-event), which win over the trace-events
+ * default; 'tracectl trace-file off' still turns every event off.  The
+ * process keeps its rules for its lifetime, across daemon restarts.
+ * TRACED_EVENTS sets rules at start (libtraced(3)).
+ *
+ * Returns the number of events of the providers registered so far that
+ * the pattern matches (0 is no error), or a negative errno: -EINVAL for
+ * a pattern that is empty, longer than 255 bytes or not printable
+ * ASCII, -ENOSPC past 1024 rules, -ENODEV when tracing is off in this
+ * process (TRACED=0), -EDQUOT when the daemon refused the process's
+ * rules (its event-ids-per-uid limit; the rule is kept and applies
+ * when no daemon is connected).  With a daemon, returns once the daemon
+ * applied it, waiting at most TRACED_CONNECT_TIMEOUT_MS.  Thread-safe;
+ * not from a signal handler.
+ */
+TRACED_EXPORT int traced_events_set(const char *pattern, int on)
+    __attribute__((warn_unused_result));
+
+/*
+ * The state of the event 'name' ("event" or "provider:event") in this
+ * process: 1 on, 0 off, -ENOENT if no registered provider has it,
+ * -EINVAL for an empty name.  Without a provider name, the first
+ * provider (in registration order) that has the event answers.
+ * Thread-safe; not from a signal handler.
+ */
+TRACED_EXPORT int traced_event_state(const char *name);
+
+/*
+ * The log backend (tracegen --backends log): print one enabled event on
+ * stderr as "TID@SECONDS.MICROSECONDS:" followed by 'fmt' (the event's
+ * name and format) formatted, and a newline, with one write(2); longer
+ * than 4 KiB, it is cut.  Keeps errno.  Safe from any thread.
+ */
+TRACED_EXPORT void traced_log(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/*
+ * CLOCK_MONOTONIC in ns, for the fast path compiled where <time.h> does
+ * not declare it (strict ISO C: -std=c99, c11, c17).
+ */
+TRACED_EXPORT uint64_t traced_clock_monotonic(void);
+
+/* ---- Function tracing: stackable tracers ------------------------- */
+
+/*
+ * Programs compiled with the flags of 'tracegen --cflags-func' (or
+ * pkg-config --variable=cflags_func libtraced) have their functions
+ * traced when 'tracectl trace-func PATTERN on' says so.  Each entry and
+ * exit goes, in slot order, to every tracer that is on: the built-in
+ * 'graph' (entry and exit records in the thread's ring, on by default)
+ * and 'latency' (a duration histogram per function, shown by 'tracectl
+ * info trace-funcs'; off by default), and those a program registers.
+ * See libtraced(3).  x86-64 only; elsewhere registration succeeds and
+ * no function is ever traced.
+ */
+#define TRACED_TRACER_NAME_MAX	31	/* bytes, [a-z0-9_-] */
+#define TRACED_TRACER_STATE_MAX	1024	/* per-thread state bytes */
+
+/* traced_tracer.flags */
+#define TRACED_TRACER_OFF	0x1u	/* registered off */
+
+/* traced_func_call.flags */
+#define TRACED_CALL_UNWOUND	0x1u	/* exit of a call left by longjmp,
+					   a tail call or a thread exit,
+					   seen late */
+
+/* One traced call, as a tracer's callbacks see it. */
+struct traced_func_call {
+	uintptr_t	addr;		/* inside the function: its patched
+					   entry, or its address */
+	uint64_t	ts;		/* now, traced_clock_now() ticks */
+	uint64_t	entry_ts;	/* exit: the entry's ts (or 0 if no
+					   tracer took it then) */
+	uint32_t	depth;		/* 0: outermost traced call */
+	uint32_t	flags;		/* TRACED_CALL_* */
+};
+
+/*
+ * A tracer.  'entry' and 'exit' may be NULL.  They run on the thread
+ * that makes the call, possibly in a signal handler, with the thread's
+ * 'state_size' bytes of zeroed private state (16-byte aligned); a
+ * function they call is never traced.  They must not longjmp out.
+ */
+struct traced_tracer {
+	const char	*name;
+	void		(*entry)(void *state, const struct traced_func_call *c);
+	void		(*exit)(void *state, const struct traced_func_call *c);
+	uint32_t	 state_size;	/* at most TRACED_TRACER_STATE_MAX */
+	uint32_t	 flags;		/* TRACED_TRACER_* */
+};
+
+/*
+ * Register a tracer; its fields are copied.  Returns 0, -EINVAL (bad
+ * name or size), -EEXIST (that name is taken), -ENOSPC (32 tracers, or
+ * no room for its state).  Thread-safe; not from signal handlers.
+ */
+TRACED_EXPORT int traced_tracer_register(const struct traced_tracer *t);
+
+/*
+ * Turn tracer 'name' on (1) or off (0) in this process.  'tracectl
+ * tracer NAME on|off' does the same from outside; the last one wins.
+ * Returns 0 or -ENOENT.  Thread-safe; not from signal handlers.
+ */
+TRACED_EXPORT int traced_tracer_enable(const char *name, int on);
+
+/*
+ * Remove tracer 'name'.  Returns 0 once no thread is inside its
+ * callbacks (its state and code may then go), -ENOENT, or -EBUSY when
+ * a thread stayed inside one for 2 s (the tracer is off and removed,
+ * but a callback may still be running).  Not from a callback.
+ */
+TRACED_EXPORT int traced_tracer_unregister(const char *name);
+
+/*
+ * The name of the traced function holding 'addr' and, in *offset (if
+ * not NULL), addr's distance from its start; NULL if unknown.  The
+ * string lives as long as the process.  Thread-safe; not async-signal-
+ * safe.
+ */
+TRACED_EXPORT const char *traced_func_name(uintptr_t addr, uintptr_t *offset);
+
 /* ---- ABI: the inline fast path ---------------------------------- */
 
 /*
@@ -122,13 +264,13 @@ TRACED_EXPORT void traced_flush(void);
  * enough (nothing else is read on its say-so) and on x86-64 and arm64
  * it is the one plain load a disabled event costs.
  */
-static inline int
+static inline TRACED_NOTRACE int
 traced_state_on(const uint8_t *state, uint32_t i)
 {
 	return __atomic_load_n(&state[i], __ATOMIC_RELAXED) != 0;
 }
 
-static inline uint64_t
+static inline TRACED_NOTRACE uint64_t
 traced_clock_now(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -139,10 +281,15 @@ traced_clock_now(void)
 		return ((uint64_t)hi << 32) | lo;
 	}
 #endif
+#ifdef CLOCK_MONOTONIC
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+	/* Strict ISO C: <time.h> has no POSIX clocks; same clock. */
+	return traced_clock_monotonic();
+#endif
 }
 
 /*
@@ -151,7 +298,7 @@ traced_clock_now(void)
  * the record, to be filled and then published with traced_commit(size),
  * or NULL if the event is dropped (counted by cause).
  */
-static inline char *
+static inline TRACED_NOTRACE char *
 traced_reserve(uint32_t id, uint32_t size)
 {
 	struct traced_thread *t = &traced_tls;
@@ -174,8 +321,8 @@ traced_reserve(uint32_t id, uint32_t size)
 	/*
 	 * Ask for the line a few records ahead now: the daemon may hold it
 	 * (it read it one lap ago), and taking it back costs a cache miss
-	 * that the prefetch overlaps with this event.  Inside the second
-	 * mapping of the data area, so never outside the ring.
+	 * that the prefetch overlaps with this event.  It may point past the
+	 * ring's end, or its mapping's: a prefetch never faults.
 	 */
 	__builtin_prefetch((char *)r + TRACED_PREFETCH_AHEAD, 1, 3);
 	r->id = id;
@@ -187,7 +334,7 @@ traced_reserve(uint32_t id, uint32_t size)
 /*
  * Publish the record traced_reserve() returned.
  */
-static inline void
+static inline TRACED_NOTRACE void
 traced_commit(uint32_t size)
 {
 	struct traced_thread *t = &traced_tls;
@@ -202,14 +349,14 @@ traced_commit(uint32_t size)
 	t->nest--;
 }
 
-static inline void
+static inline TRACED_NOTRACE void
 traced_put_u64(char *p, uint64_t v)
 {
 	memcpy(p, &v, sizeof(v));
 }
 
 /* Bytes a string argument takes in a record, NUL included. */
-static inline uint32_t
+static inline TRACED_NOTRACE uint32_t
 traced_str_size(const char *s)
 {
 	size_t n;
@@ -220,8 +367,25 @@ traced_str_size(const char *s)
 	return (uint32_t)(n > TRACED_STR_MAX ? TRACED_STR_MAX : n) + 1;
 }
 
-/* Copy a string argument of traced_str_size() 'n' bytes into a record. */
+/*
+ * The same, for argument 'arg' of the record 'rec' at offset 'off': a
+ * NULL pointer is also marked in the record's header (proto/ring.h,
+ * TRACED_REC_NULL_SHIFT), so that readers tell it from "(null)".
+ */
+static inline void traced_put_str(char *p, const char *s, uint32_t n);
+
 static inline void
+traced_put_str_arg(char *rec, uint32_t off, const char *s, uint32_t n,
+    unsigned arg)
+{
+	if (s == NULL && arg < TRACED_REC_NULL_ARGS)
+		((struct traced_rec_hdr *)(void *)rec)->size |=
+		    1u << (TRACED_REC_NULL_SHIFT + arg);
+	traced_put_str(rec + off, s, n);
+}
+
+/* Copy a string argument of traced_str_size() 'n' bytes into a record. */
+static inline TRACED_NOTRACE void
 traced_put_str(char *p, const char *s, uint32_t n)
 {
 	if (s == NULL)

@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The traced authors
  *
  * tracegen's code generator: turns parsed trace-events (proto/tevents.h)
- * into the trace.h a program includes and the trace.c it links.
+ * into the trace.h a program includes and the trace.c it links, for
+ * one or more backends.
  * Internal to tracegen and its unit test; main.c does the I/O and
  * options, gen.c only writes to the FILE it is given.  Single-threaded.
  */
@@ -34,21 +35,44 @@ int	gen_provider_valid(const char *name);
  */
 int	gen_provider_from_path(const char *path, char *buf, size_t size);
 
-/*
- * Write the header (trace.h) for the events of 'f' under provider
- * 'provider' (a valid name) to 'out'.  'srcname' is the trace-events
- * path named in the "Generated from" comment.  Returns 0, or -1 if
- * writing to 'out' failed (errno set by stdio).
- */
-int	gen_header(FILE *out, const struct tevents_file *f,
-	    const char *provider, const char *srcname);
+/* Backends, chosen at generation time; any set of them (tracegen(1)). */
+#define GEN_BACKEND_TRACED	0x1u	/* records into the ring (default) */
+#define GEN_BACKEND_LOG		0x2u	/* prints enabled events on stderr */
+#define GEN_BACKEND_NOP		0x4u	/* nothing, arguments type-checked */
+#define GEN_BACKEND_DTRACE	0x8u	/* SystemTap SDT probes */
+
+/* What to generate, besides the events. */
+struct gen_opts {
+	const char	*provider;	/* a valid provider name */
+	const char	*srcname;	/* the trace-events path, for the
+					   banner and #line */
+	const char	*outname;	/* the generated file's name, for the
+					   #line after each event's lines;
+					   NULL: no #line at all */
+	unsigned	 backends;	/* GEN_BACKEND_*, at least one */
+};
 
 /*
- * Write the source (trace.c) defining the provider, its state array
- * and its description, and registering it from a constructor.  Same
- * arguments and result as gen_header().
+ * Parse a comma-separated list of backend names ("traced,log") into
+ * *out.  Returns 0, or -1 with the reason in err.
+ */
+int	gen_backends_parse(const char *list, unsigned *out, char *err,
+	    size_t errlen);
+
+/*
+ * Write the header (trace.h) for the events of 'f' to 'out'.  Returns
+ * 0, or -1 if writing to 'out' failed (errno set by stdio).
+ */
+int	gen_header(FILE *out, const struct tevents_file *f,
+	    const struct gen_opts *o);
+
+/*
+ * Write the source (trace.c): for the traced and log backends the
+ * provider, its state array and its description, registered from a
+ * constructor; for dtrace the probes' semaphores.  Same result as
+ * gen_header().
  */
 int	gen_source(FILE *out, const struct tevents_file *f,
-	    const char *provider, const char *srcname);
+	    const struct gen_opts *o);
 
 #endif /* TRACED_TRACEGEN_GEN_H */

@@ -40,7 +40,10 @@ enum mode {
 };
 
 static const char usage_text[] =
-    "usage: tracegen --header|--source [--provider NAME] [-o OUT] FILE\n";
+    "usage: tracegen --header|--source [--provider NAME] "
+    "[--backends LIST] [-o OUT]\n"
+    "                FILE\n"
+    "       tracegen --cflags-func[=patchable|mcount|portable]\n";
 
 static void
 usage_help(void)
@@ -55,8 +58,22 @@ usage_help(void)
 	    "  --provider NAME  provider name (default: the directory of a\n"
 	    "                   file named trace-events, else the file's\n"
 	    "                   name without extension)\n"
+	    "  --backends LIST  what trace_NAME() does, any of (comma-"
+	    "separated):\n"
+	    "                   traced  record into the trace (the default)\n"
+	    "                   log     print enabled events on stderr\n"
+	    "                   dtrace  SystemTap SDT probe provider:event\n"
+	    "                   nop     nothing (arguments still checked)\n"
+	    "                   the same LIST for --header and --source\n"
 	    "  -o OUT           write to OUT (atomically) instead of "
 	    "stdout\n"
+	    "  --cflags-func[=KIND]\n"
+	    "                   print the compiler flags that make every\n"
+	    "                   function traceable (libtraced(3)): patchable\n"
+	    "                   (default; PIE and shared objects too), mcount\n"
+	    "                   (-pg based, not for PIE or -fPIC) or portable\n"
+	    "                   (-finstrument-functions, any architecture);\n"
+	    "                   for compiling, not linking\n"
 	    "  --help           show this help\n"
 	    "  --version        show the version\n");
 }
@@ -117,11 +134,32 @@ read_all(int fd, char **out, size_t *outlen)
 
 static int
 generate(FILE *out, enum mode mode, const struct tevents_file *f,
-    const char *provider, const char *srcname)
+    const struct gen_opts *o)
 {
 	if (mode == MODE_HEADER)
-		return gen_header(out, f, provider, srcname);
-	return gen_source(out, f, provider, srcname);
+		return gen_header(out, f, o);
+	return gen_source(out, f, o);
+}
+
+/*
+ * The name under which the compiler will read standard output, for the
+ * #line directives: its path if it is a regular file, else NULL (no
+ * #line: a pipe has no name to come back to).  malloc'd.
+ */
+static char *
+stdout_name(void)
+{
+	struct stat st;
+	char buf[4096];
+	ssize_t n;
+
+	if (fstat(STDOUT_FILENO, &st) == -1 || !S_ISREG(st.st_mode))
+		return NULL;
+	n = readlink("/proc/self/fd/1", buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '/')
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
 }
 
 /*
@@ -130,7 +168,7 @@ generate(FILE *out, enum mode mode, const struct tevents_file *f,
  */
 static int
 write_file(const char *path, enum mode mode, const struct tevents_file *f,
-    const char *provider, const char *srcname)
+    const struct gen_opts *o)
 {
 	char *tmp;
 	FILE *out;
@@ -155,7 +193,7 @@ write_file(const char *path, enum mode mode, const struct tevents_file *f,
 		close(fd);
 		goto fail;
 	}
-	if (generate(out, mode, f, provider, srcname) < 0 ||
+	if (generate(out, mode, f, o) < 0 ||
 	    fflush(out) == EOF) {
 		saved = errno;
 		fclose(out);
@@ -179,6 +217,26 @@ fail:
 	return -1;
 }
 
+/*
+ * --cflags-func: the flags that give every function a site libtraced
+ * patches (see libtraced.pc.in, which has the same, and DESIGN.md
+ * section 14).  Exit status like main's.
+ */
+static int
+cflags_func(const char *kind)
+{
+	if (kind == NULL || strcmp(kind, "patchable") == 0)
+		puts("-fpatchable-function-entry=5");
+	else if (strcmp(kind, "mcount") == 0)
+		puts("-pg -mfentry -mnop-mcount -mrecord-mcount");
+	else if (strcmp(kind, "portable") == 0)
+		puts("-finstrument-functions");
+	else
+		usage_error("--cflags-func: '%s' is not patchable, mcount "
+		    "or portable", kind);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -186,13 +244,17 @@ main(int argc, char *argv[])
 		{ "header",	no_argument,		NULL, 'H' },
 		{ "source",	no_argument,		NULL, 'S' },
 		{ "provider",	required_argument,	NULL, 'p' },
+		{ "backends",	required_argument,	NULL, 'b' },
+		{ "cflags-func", optional_argument,	NULL, 'F' },
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL,		0,			NULL, 0 },
 	};
 	struct tevents_file f;
+	struct gen_opts o = { NULL, NULL, NULL, GEN_BACKEND_TRACED };
 	enum mode mode = MODE_NONE;
+	char *outname = NULL;
 	const char *path, *outpath = NULL, *provider = NULL, *srcname;
 	char defprov[GEN_PROVIDER_MAX + 1], err[512];
 	char *text;
@@ -210,8 +272,15 @@ main(int argc, char *argv[])
 				    "exclude each other");
 			mode = ch == 'H' ? MODE_HEADER : MODE_SOURCE;
 			break;
+		case 'F':
+			return cflags_func(optarg);
 		case 'p':
 			provider = optarg;
+			break;
+		case 'b':
+			if (gen_backends_parse(optarg, &o.backends, err,
+			    sizeof(err)) == -1)
+				usage_error("%s", err);
 			break;
 		case 'o':
 			outpath = optarg;
@@ -280,10 +349,14 @@ main(int argc, char *argv[])
 		return 1;
 	}
 
-	if (outpath != NULL)
-		rc = write_file(outpath, mode, &f, provider, srcname);
-	else {
-		rc = generate(stdout, mode, &f, provider, srcname);
+	o.provider = provider;
+	o.srcname = srcname;
+	if (outpath != NULL) {
+		o.outname = outpath;
+		rc = write_file(outpath, mode, &f, &o);
+	} else {
+		o.outname = outname = stdout_name();
+		rc = generate(stdout, mode, &f, &o);
 		if (rc == 0 && fflush(stdout) == EOF)
 			rc = -1;
 		if (rc < 0)
@@ -291,5 +364,6 @@ main(int argc, char *argv[])
 			    strerror(errno));
 	}
 	tevents_free(&f);
+	free(outname);
 	return rc < 0 ? 1 : 0;
 }
