@@ -2,425 +2,337 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * tracectl print: read trace directories offline and print every event
- * of every session, merged by time across threads and sessions, as
- * babeltrace2 does, one line per event:
+ * tracectl print: every event of the traces given, merged by time
+ * across threads and sessions (the reader, reader.c, does the walking,
+ * merging and filtering), one line each, for people:
  *
- *   [NS] SESSION TID PROVIDER:EVENT: { name = value, ... }
+ *   [22:13:25.000002000] (+0.000000500) emit 352/354 helpers:job_done: job 7 done
  *
- * NS is nanoseconds since the Epoch, from the clock of the session's
- * metadata.  With --json it prints the one document every tracectl
- * command prints, with an item per event (and per loss, and per error).
+ * wall-clock time of day and the delta from the previous line, as
+ * babeltrace2 prints them; the process name, pid and tid, as perf
+ * script does; the event; and its arguments rendered with the format
+ * string of its trace-events line (format.c), or as "{ name = value }"
+ * when it has none or with --raw.  Where events were lost, a line says
+ * how many and why, in its place in time.
  *
- * It works in two passes over files it holds in memory (tracedir-io.c
- * reads them, with size limits): the first walks every stream to its
- * end or to its first error, so that errors are said on stderr before
- * any event and the JSON document can start with its status; the
- * second merges the streams with a heap of cursors keyed by (time,
- * order found), so that equal times print in a stable order.  A corrupt
- * stream is printed up to its first error and the exit status is 1;
- * the other streams are printed whole.  Losses (events_discarded going
- * up, packet_seq_num skipping) are said where they happened in time: a
- * warning on stderr in text mode, as babeltrace2 does, or an item.
+ * --json prints one JSON object per line (JSON Lines) built with
+ * jansson: 64-bit integers as decimal strings, since jq and JavaScript
+ * read numbers as doubles and would round them; 32-bit and smaller
+ * ones, and counts, as numbers; a NULL string as null.
  *
- * Everything printed comes from files that may be hostile: names and
- * strings are escaped (text) or JSON-encoded, never written raw.
+ * Problems (a corrupt packet, an unreadable file) go to stderr as they
+ * are met, named by file and offset, and make the exit status 1; the
+ * rest of the trace is printed.  Output is built in one buffer per line
+ * and written with one fwrite into a large stdio buffer.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "json.h"
+#include <jansson.h>
+
+#include "format.h"
+#include "reader.h"
 #include "tracectl.h"
-#include "tracedir.h"
 
-/* Errors kept for the JSON document; more are only counted. */
-#define PRINT_ERRORS_KEPT	1000
+#define PRINT_STDOUT_BUF	(1u << 20)
 
-/* What a cursor holds: its stream's next item in time. */
-enum print_kind {
-	PRINT_EVENT,
-	PRINT_LOSS,			/* discarded events or packets */
+enum print_mode {
+	PRINT_TEXT,
+	PRINT_RAW,
+	PRINT_JSON,
 };
 
-/* One stream being merged. */
-struct print_cursor {
-	struct tracedir_stream	 st;
-	struct tracedir_event	 ev;	/* PRINT_EVENT */
-	const struct tracedir_session *sess; /* borrowed */
-	const struct tracedir_file *file; /* borrowed */
-	size_t			 order;	/* ties: the order found */
-	enum print_kind		 kind;
-	int64_t			 ns;	/* when: the merge key */
-	int64_t			 end_ns; /* PRINT_LOSS: up to when */
-	uint64_t		 events; /* PRINT_LOSS: discarded */
-	uint64_t		 packets; /* PRINT_LOSS: missing */
+/* What print knows about one class, made on its first event. */
+struct print_class {
+	int		 ready;
+	struct fmt	*fmt;		/* owned, NULL: raw */
 };
 
-/* One run of the command. */
 struct print_ctx {
-	int		 json;
-	char		**errs;		/* owned, PRINT_ERRORS_KEPT at most */
-	size_t		 nerrs;		/* kept */
-	size_t		 nerrs_all;	/* said */
-	size_t		 nitems;	/* JSON items written */
+	enum print_mode	 mode;
+	struct print_class **classes;	/* owned, per session index */
+	size_t		 nsessions;
+	struct strbuf	 line;
+	int64_t		 last_ns;
+	int		 have_last;
+	time_t		 tod_sec;	/* the second tod[] shows */
+	char		 tod[16];	/* "HH:MM:SS" */
+	int		 nomem;
 };
 
 static void
 print_usage(FILE *f)
 {
-	fputs("usage: tracectl print [--json] DIR...\n", f);
-}
-
-/*
- * Write s[0..len) for a person: printable ASCII and valid UTF-8 pass,
- * a quote (when 'quote') and a backslash are escaped, and every other
- * byte is written as a C escape.
- */
-static void
-print_escaped(FILE *f, const char *s, size_t len, int quote)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t		 i, n;
-
-	for (i = 0; i < len; i += n) {
-		n = json_utf8_len(s + i, len - i);
-		if (n > 1 && !(n == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)) {
-			fwrite(s + i, 1, n, f);
-			continue;
-		}
-		n = 1;
-		switch (u[i]) {
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '"':
-			fputs(quote ? "\\\"" : "\"", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (u[i] >= 0x20 && u[i] < 0x7f)
-				putc(u[i], f);
-			else
-				fprintf(f, "\\x%02x", u[i]);
-		}
-	}
+	fputs("usage: tracectl print [--raw | --json] [FILTERS] DIR...\n", f);
 }
 
 static void
-print_str(FILE *f, const char *s)
+print_help(void)
 {
-	print_escaped(f, s, strlen(s), 0);
+	print_usage(stdout);
+	fputs("\n"
+	    "Print the events of the traces under each DIR, merged by time,\n"
+	    "with the format strings of their trace-events lines.\n"
+	    "\n"
+	    "  --raw            arguments as { name = value, ... }\n"
+	    "  --json           one JSON object per line (64-bit integers as "
+	    "strings)\n", stdout);
+	fputs(reader_opts_help, stdout);
+	fputs("\nSee tracectl(1).\n", stdout);
 }
 
 static void
-print_json_str(const char *s)
+print_error(void *arg, const char *msg)
 {
-	json_write_string(stdout, s, strlen(s));
-}
+	struct strbuf	 b;
 
-/* Start a JSON item: the separator before it. */
-static void
-print_item(struct print_ctx *ctx)
-{
-	fputs(ctx->nitems++ > 0 ? ",\n  " : "\n  ", stdout);
-}
-
-/*
- * Say one problem: on stderr at once (after what stdout has so far),
- * and kept for the JSON document.
- */
-static void
-print_error(struct print_ctx *ctx, const char *msg)
-{
-	char	*copy;
-
+	(void)arg;
 	fflush(stdout);
-	fputs("tracectl: ", stderr);
-	print_str(stderr, msg);
-	putc('\n', stderr);
-	ctx->nerrs_all++;
-	if (ctx->nerrs < PRINT_ERRORS_KEPT && (copy = strdup(msg)) != NULL)
-		ctx->errs[ctx->nerrs++] = copy;
-}
-
-static void
-print_load_error(void *arg, const char *msg)
-{
-	print_error(arg, msg);
-}
-
-/* Walk one stream to its end; say its error if it has one. */
-static void
-print_check(struct print_ctx *ctx, const struct tracedir_session *sess,
-    const struct tracedir_file *file, struct tracedir_event *scratch)
-{
-	struct tracedir_stream	 st;
-	enum tracedir_item	 it;
-	char			 msg[TRACEDIR_ERR_MAX + 4096];
-
-	tracedir_stream_init(&st, sess->meta, file->data, file->len);
-	while ((it = tracedir_stream_next(&st, scratch)) > TRACEDIR_END)
-		;
-	if (it == TRACEDIR_ERROR) {
-		snprintf(msg, sizeof(msg), "%s: offset %llu: %s%s", file->path,
-		    (unsigned long long)st.err_off, st.err,
-		    st.nevents > 0 ?
-		    " (the events before it are printed)" : "");
-		print_error(ctx, msg);
-	}
-}
-
-/* Move a cursor to its stream's next event or loss; 0 at the end. */
-static int
-print_advance(struct print_cursor *c)
-{
-	const struct tracedir_packet *p = &c->st.packet;
-
-	for (;;) {
-		switch (tracedir_stream_next(&c->st, &c->ev)) {
-		case TRACEDIR_PACKET:
-			if (p->discarded_new == 0 && p->seq_gap == 0)
-				continue;
-			c->kind = PRINT_LOSS;
-			c->ns = tracedir_ns(c->st.meta, p->prev_end);
-			c->end_ns = tracedir_ns(c->st.meta, p->ts_end);
-			c->events = p->discarded_new;
-			c->packets = p->seq_gap;
-			return 1;
-		case TRACEDIR_EVENT:
-			c->kind = PRINT_EVENT;
-			c->ns = tracedir_ns(c->st.meta, c->ev.ts);
-			return 1;
-		case TRACEDIR_END:
-		case TRACEDIR_ERROR:
-		default:
-			/* Errors were said by print_check(). */
-			return 0;
-		}
-	}
+	strbuf_init(&b);
+	strbuf_add_escaped(&b, msg, strlen(msg), 0);
+	fprintf(stderr, "tracectl: %s\n", b.s != NULL ? b.s : "out of memory");
+	strbuf_free(&b);
 }
 
 static int
-print_before(const struct print_cursor *a, const struct print_cursor *b)
+print_class_init(struct print_ctx *ctx, struct print_class *pc,
+    const struct tracedir_class *c)
 {
-	if (a->ns != b->ns)
-		return a->ns < b->ns;
-	return a->order < b->order;
-}
+	int		 nomem;
 
-/* Restore the heap property from slot i down. */
-static void
-print_sift(struct print_cursor **h, size_t n, size_t i)
-{
-	struct print_cursor *tmp;
-	size_t		 l, r, min;
-
-	for (;;) {
-		l = 2 * i + 1;
-		r = l + 1;
-		min = i;
-		if (l < n && print_before(h[l], h[min]))
-			min = l;
-		if (r < n && print_before(h[r], h[min]))
-			min = r;
-		if (min == i)
-			return;
-		tmp = h[i];
-		h[i] = h[min];
-		h[min] = tmp;
-		i = min;
+	pc->ready = 1;
+	if (ctx->mode == PRINT_TEXT) {
+		pc->fmt = fmt_compile(c, &nomem);
+		if (nomem)
+			return -1;
 	}
-}
-
-static void
-print_value_text(const struct tracedir_value *v)
-{
-	const struct tracedir_type *t = &v->decl->type;
-	int		 i;
-
-	if (t->kind == TRACEDIR_STRING) {
-		putchar('"');
-		print_escaped(stdout, v->s, v->len, 1);
-		putchar('"');
-		return;
-	}
-	switch (t->base) {
-	case 16:
-		printf("0x%llX", (unsigned long long)v->u);
-		break;
-	case 8:
-		printf("0%llo", (unsigned long long)v->u);
-		break;
-	case 2:
-		fputs("0b", stdout);
-		for (i = (int)t->size - 1; i >= 0; i--)
-			putchar((v->u >> i) & 1 ? '1' : '0');
-		break;
-	default:
-		if (t->is_signed)
-			printf("%lld", (long long)(int64_t)v->u);
-		else
-			printf("%llu", (unsigned long long)v->u);
-	}
-}
-
-static void
-print_value_json(const struct tracedir_value *v)
-{
-	const struct tracedir_type *t = &v->decl->type;
-
-	if (t->kind == TRACEDIR_STRING)
-		json_write_string(stdout, v->s, v->len);
-	else if (t->is_signed)
-		printf("%lld", (long long)(int64_t)v->u);
-	else
-		printf("%llu", (unsigned long long)v->u);
-}
-
-static void
-print_event(struct print_ctx *ctx, const struct print_cursor *c)
-{
-	const struct tracedir_event *ev = &c->ev;
-	unsigned	 i;
-
-	if (ctx->json) {
-		print_item(ctx);
-		printf("{\"type\":\"event\",\"ts\":%lld,\"session\":",
-		    (long long)c->ns);
-		print_json_str(c->sess->name);
-		printf(",\"tid\":%llu,\"name\":",
-		    (unsigned long long)c->st.packet.tid);
-		print_json_str(ev->cls->name);
-		fputs(",\"fields\":{", stdout);
-		for (i = 0; i < ev->nvalues; i++) {
-			if (i > 0)
-				putchar(',');
-			print_json_str(ev->values[i].decl->shown);
-			putchar(':');
-			print_value_json(&ev->values[i]);
-		}
-		fputs("}}", stdout);
-		return;
-	}
-	printf("[%lld] ", (long long)c->ns);
-	print_str(stdout, c->sess->name);
-	printf(" %llu ", (unsigned long long)c->st.packet.tid);
-	print_str(stdout, ev->cls->name);
-	putchar(':');
-	if (ev->nvalues > 0) {
-		fputs(" { ", stdout);
-		for (i = 0; i < ev->nvalues; i++) {
-			if (i > 0)
-				fputs(", ", stdout);
-			print_str(stdout, ev->values[i].decl->shown);
-			fputs(" = ", stdout);
-			print_value_text(&ev->values[i]);
-		}
-		fputs(" }", stdout);
-	}
-	putchar('\n');
-}
-
-/*
- * A loss, where it happened: the interval is the one babeltrace2 gives,
- * from the end of the previous packet to the end of this one.
- */
-static void
-print_loss(struct print_ctx *ctx, const struct print_cursor *c)
-{
-	const char	*noun;
-	uint64_t	 n;
-	int		 i;
-
-	if (ctx->json) {
-		print_item(ctx);
-		printf("{\"type\":\"discarded\",\"ts\":%lld,\"end\":%lld,"
-		    "\"session\":", (long long)c->ns, (long long)c->end_ns);
-		print_json_str(c->sess->name);
-		printf(",\"tid\":%llu,\"stream\":",
-		    (unsigned long long)c->st.packet.tid);
-		print_json_str(c->file->path);
-		printf(",\"events\":%llu,\"packets\":%llu}",
-		    (unsigned long long)c->events,
-		    (unsigned long long)c->packets);
-		return;
-	}
-	fflush(stdout);
-	for (i = 0; i < 2; i++) {
-		if ((n = i == 0 ? c->events : c->packets) == 0)
-			continue;
-		if (i == 0)
-			noun = n == 1 ? "event" : "events";
-		else
-			noun = n == 1 ? "packet" : "packets";
-		fprintf(stderr, "tracectl: warning: %s %llu %s between [%lld] "
-		    "and [%lld] in session ", i == 0 ? "tracer discarded" :
-		    "missing", (unsigned long long)n, noun, (long long)c->ns,
-		    (long long)c->end_ns);
-		print_str(stderr, c->sess->name);
-		fprintf(stderr, ", thread %llu (",
-		    (unsigned long long)c->st.packet.tid);
-		print_str(stderr, c->file->path);
-		fputs(")\n", stderr);
-	}
-}
-
-/* Merge every readable stream of the set by time and print. */
-static int
-print_merge(struct print_ctx *ctx, const struct tracedir_set *set)
-{
-	struct print_cursor	*cur, **heap, *c;
-	size_t			 i, j, k, n = 0;
-
-	cur = calloc(set->nfiles != 0 ? set->nfiles : 1, sizeof(*cur));
-	heap = calloc(set->nfiles != 0 ? set->nfiles : 1, sizeof(*heap));
-	if (cur == NULL || heap == NULL) {
-		free(cur);
-		free(heap);
-		print_error(ctx, "out of memory");
-		return -1;
-	}
-	k = 0;
-	for (i = 0; i < set->nsessions; i++) {
-		if (set->sessions[i].meta == NULL)
-			continue;
-		for (j = 0; j < set->sessions[i].nfiles && k < set->nfiles;
-		    j++) {
-			c = &cur[k];
-			c->sess = &set->sessions[i];
-			c->file = &c->sess->files[j];
-			c->order = k++;
-			tracedir_stream_init(&c->st, c->sess->meta,
-			    c->file->data, c->file->len);
-			if (print_advance(c))
-				heap[n++] = c;
-		}
-	}
-	for (i = n; i-- > 0; )
-		print_sift(heap, n, i);
-	while (n > 0) {
-		c = heap[0];
-		if (c->kind == PRINT_EVENT)
-			print_event(ctx, c);
-		else
-			print_loss(ctx, c);
-		if (!print_advance(c))
-			heap[0] = heap[--n];
-		print_sift(heap, n, 0);
-	}
-	free(heap);
-	free(cur);
 	return 0;
+}
+
+/* The print_class of an event, made the first time. */
+static const struct print_class *
+print_class_get(struct print_ctx *ctx, const struct reader_item *it)
+{
+	const struct tracedir_meta *m = it->sess->meta;
+	struct print_class *pcs, *pc;
+	size_t		 idx = (size_t)(it->ev->cls - m->classes);
+
+	if ((pcs = ctx->classes[it->sess->index]) == NULL) {
+		if ((pcs = calloc(m->nclasses, sizeof(*pcs))) == NULL)
+			goto nomem;
+		ctx->classes[it->sess->index] = pcs;
+	}
+	pc = &pcs[idx];
+	if (!pc->ready && print_class_init(ctx, pc, it->ev->cls) == -1)
+		goto nomem;
+	return pc;
+nomem:
+	ctx->nomem = 1;
+	return NULL;
+}
+
+/* Append v as exactly 9 digits. */
+static void
+print_ns9(struct strbuf *b, uint64_t v)
+{
+	char	 d[9];
+	int	 i;
+
+	for (i = 8; i >= 0; i--) {
+		d[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	strbuf_add(b, d, 9);
+}
+
+/*
+ * "[HH:MM:SS.NNNNNNNNN] (+S.NNNNNNNNN) COMM PID/TID ".  Written by hand:
+ * it is on every line, and printf was a fifth of print's time.
+ */
+static void
+print_prefix(struct print_ctx *ctx, const struct reader_item *it)
+{
+	struct strbuf	*b = &ctx->line;
+	struct tm	 tm;
+	int64_t		 sec = it->ns / 1000000000, nsec = it->ns % 1000000000;
+	int64_t		 d;
+
+	if (nsec < 0) {
+		nsec += 1000000000;
+		sec--;
+	}
+	if (sec != ctx->tod_sec || ctx->tod[0] == '\0') {
+		time_t t = (time_t)sec;
+
+		ctx->tod_sec = t;
+		if (localtime_r(&t, &tm) == NULL)
+			memset(&tm, 0, sizeof(tm));
+		snprintf(ctx->tod, sizeof(ctx->tod), "%02d:%02d:%02d",
+		    tm.tm_hour, tm.tm_min, tm.tm_sec);
+	}
+	strbuf_addc(b, '[');
+	strbuf_adds(b, ctx->tod);
+	strbuf_addc(b, '.');
+	print_ns9(b, (uint64_t)nsec);
+	if (!ctx->have_last)
+		strbuf_adds(b, "] (+?.?????\?\?\?\?) ");
+	else {
+		d = it->ns - ctx->last_ns;
+		strbuf_adds(b, d < 0 ? "] (-" : "] (+");
+		if (d < 0)
+			d = -d;
+		strbuf_add_u64(b, (uint64_t)(d / 1000000000));
+		strbuf_addc(b, '.');
+		print_ns9(b, (uint64_t)(d % 1000000000));
+		strbuf_adds(b, ") ");
+	}
+	ctx->last_ns = it->ns;
+	ctx->have_last = 1;
+	strbuf_add_escaped(b, it->sess->comm, strlen(it->sess->comm), 0);
+	strbuf_addc(b, ' ');
+	strbuf_add_i64(b, it->sess->pid);
+	strbuf_addc(b, '/');
+	strbuf_add_u64(b, it->thread->tid);
+	strbuf_addc(b, ' ');
+}
+
+/* "3 events (ring_full 2, nested 1)" and/or "2 packets" */
+static void
+print_lost_text(struct strbuf *b, const struct reader_item *it)
+{
+	unsigned	 c, n = 0;
+
+	strbuf_adds(b, "LOST ");
+	if (it->lost > 0 || it->packets == 0) {
+		strbuf_add_u64(b, it->lost);
+		strbuf_adds(b, it->lost == 1 ? " event (" : " events (");
+		for (c = 0; c < READER_NCAUSES; c++) {
+			if (it->causes[c] == 0)
+				continue;
+			strbuf_addf(b, "%s%s ", n++ > 0 ? ", " : "",
+			    reader_cause_name(c));
+			strbuf_add_u64(b, it->causes[c]);
+		}
+		strbuf_addc(b, ')');
+	}
+	if (it->packets > 0) {
+		if (it->lost > 0)
+			strbuf_adds(b, " and ");
+		strbuf_add_u64(b, it->packets);
+		strbuf_adds(b, it->packets == 1 ? " packet" : " packets");
+	}
+}
+
+static int
+print_text(struct print_ctx *ctx, const struct reader_item *it)
+{
+	const struct print_class *pc = NULL;
+	struct strbuf	*b = &ctx->line;
+	const char	*name;
+
+	strbuf_reset(b);
+	print_prefix(ctx, it);
+	if (it->kind == READER_LOST)
+		print_lost_text(b, it);
+	else {
+		if (ctx->mode == PRINT_TEXT &&
+		    (pc = print_class_get(ctx, it)) == NULL)
+			return -1;
+		name = it->ev->cls->name;
+		strbuf_add_escaped(b, name, strlen(name), 0);
+		strbuf_addc(b, ':');
+		if (pc != NULL && pc->fmt != NULL) {
+			strbuf_addc(b, ' ');
+			fmt_render(pc->fmt, it->ev, b);
+		} else if (it->ev->nvalues > 0) {
+			strbuf_addc(b, ' ');
+			fmt_render_raw(it->ev, b);
+		}
+	}
+	strbuf_addc(b, '\n');
+	if (b->failed)
+		return -1;
+	fwrite(b->s, 1, b->len, stdout);
+	return 0;
+}
+
+/* Set key to a new value; a NULL value (no memory) fails. */
+static int
+print_jset(json_t *o, const char *key, json_t *v)
+{
+	if (v == NULL)
+		return -1;
+	return json_object_set_new(o, key, v);
+}
+
+static json_t *
+print_ju64(uint64_t v)
+{
+	char	 buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return json_string(buf);
+}
+
+static int
+print_json(const struct reader_item *it)
+{
+	const struct tracedir_event *ev = it->ev;
+	struct strbuf	 tmp;
+	json_t		*o, *f, *causes;
+	char		 buf[24];
+	unsigned	 i;
+	int		 rc = -1;
+
+	strbuf_init(&tmp);
+	if ((o = json_object()) == NULL)
+		goto out;
+	snprintf(buf, sizeof(buf), "%lld", (long long)it->ns);
+	if (print_jset(o, "type", json_string(it->kind == READER_EVENT ?
+	    "event" : "lost")) == -1 ||
+	    print_jset(o, "ts", json_string(buf)) == -1 ||
+	    print_jset(o, "session", fmt_json_string(it->sess->name,
+	    strlen(it->sess->name), &tmp)) == -1 ||
+	    print_jset(o, "comm", fmt_json_string(it->sess->comm,
+	    strlen(it->sess->comm), &tmp)) == -1 ||
+	    print_jset(o, "pid", json_integer(it->sess->pid)) == -1 ||
+	    print_jset(o, "tid", json_integer((json_int_t)it->thread->tid)) ==
+	    -1)
+		goto out;
+	if (it->kind == READER_LOST) {
+		if ((causes = json_object()) == NULL ||
+		    json_object_set_new(o, "causes", causes) == -1)
+			goto out;
+		for (i = 0; i < READER_NCAUSES; i++)
+			if (it->causes[i] > 0 && print_jset(causes,
+			    reader_cause_name(i), print_ju64(it->causes[i])) ==
+			    -1)
+				goto out;
+		if (print_jset(o, "lost", print_ju64(it->lost)) == -1 ||
+		    print_jset(o, "packets", print_ju64(it->packets)) == -1)
+			goto out;
+	} else {
+		if (print_jset(o, "event", fmt_json_string(ev->cls->name,
+		    strlen(ev->cls->name), &tmp)) == -1 ||
+		    (f = json_object()) == NULL ||
+		    json_object_set_new(o, "fields", f) == -1)
+			goto out;
+		for (i = 0; i < ev->nvalues; i++)
+			if (print_jset(f, ev->values[i].decl->shown,
+			    fmt_json_value(ev->cls, i, &ev->values[i],
+			    &tmp)) == -1)
+				goto out;
+	}
+	if (json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) == -1)
+		goto out;
+	putchar('\n');
+	rc = 0;
+out:
+	json_decref(o);
+	strbuf_free(&tmp);
+	return rc;
 }
 
 /*
@@ -430,100 +342,106 @@ int
 print_main(int nargs, char **args, int json)
 {
 	struct print_ctx	 ctx;
-	struct tracedir_set	 set;
-	struct tracedir_event	*scratch = NULL;
-	char			**dirs;
-	size_t			 i, j, ndirs = 0;
-	int			 a, dashdash = 0, ret = EXIT_DONE;
+	struct reader_opts	 opts;
+	struct reader		*r = NULL;
+	const struct reader_item *it;
+	char			**dirs = NULL, err[256];
+	static char		*outbuf;
+	size_t			 i, j, ndirs = 0, nsess;
+	int			 a, rc, dashdash = 0, ret = EXIT_DONE;
 
 	memset(&ctx, 0, sizeof(ctx));
-	memset(&set, 0, sizeof(set));
-	if ((dirs = calloc((size_t)nargs + 1, sizeof(*dirs))) == NULL) {
-		fputs("tracectl: out of memory\n", stderr);
-		return EXIT_FAILED;
-	}
-	for (a = 0; a < nargs; a++) {
-		if (dashdash || args[a][0] != '-' || args[a][1] == '\0')
-			dirs[ndirs++] = args[a];
-		else if (strcmp(args[a], "--") == 0)
+	ctx.mode = json ? PRINT_JSON : PRINT_TEXT;
+	reader_opts_init(&opts);
+	if ((dirs = calloc((size_t)nargs + 1, sizeof(*dirs))) == NULL)
+		goto nomem;
+	for (a = 0; a < nargs; ) {
+		if (dashdash || args[a][0] != '-' || args[a][1] == '\0') {
+			dirs[ndirs++] = args[a++];
+			continue;
+		}
+		if (strcmp(args[a], "--") == 0) {
 			dashdash = 1;
-		else if (strcmp(args[a], "--json") == 0 ||
-		    strcmp(args[a], "-j") == 0)
-			json = 1;
-		else if (strcmp(args[a], "--help") == 0 ||
+			a++;
+		} else if (strcmp(args[a], "--json") == 0 ||
+		    strcmp(args[a], "-j") == 0) {
+			ctx.mode = PRINT_JSON;
+			a++;
+		} else if (strcmp(args[a], "--raw") == 0) {
+			if (ctx.mode != PRINT_JSON)
+				ctx.mode = PRINT_RAW;
+			a++;
+		} else if (strcmp(args[a], "--help") == 0 ||
 		    strcmp(args[a], "-h") == 0) {
-			print_usage(stdout);
-			free(dirs);
-			return EXIT_DONE;
-		} else {
-			fprintf(stderr, "tracectl: print: unknown option "
-			    "'%s'\n", args[a]);
+			print_help();
+			goto out;
+		} else if ((rc = reader_opt(&opts, nargs, args, &a, err,
+		    sizeof(err))) != 1) {
+			if (rc == 0)
+				snprintf(err, sizeof(err), "unknown option "
+				    "'%s'", args[a]);
+			fprintf(stderr, "tracectl: print: %s\n", err);
 			print_usage(stderr);
-			free(dirs);
-			return EXIT_USAGE;
+			ret = EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (ndirs == 0) {
 		fputs("tracectl: print: no directory given\n", stderr);
 		print_usage(stderr);
-		free(dirs);
-		return EXIT_USAGE;
-	}
-	ctx.json = json;
-	if ((ctx.errs = calloc(PRINT_ERRORS_KEPT, sizeof(*ctx.errs))) == NULL ||
-	    (scratch = malloc(sizeof(*scratch))) == NULL) {
-		fputs("tracectl: out of memory\n", stderr);
-		ret = EXIT_FAILED;
+		ret = EXIT_USAGE;
 		goto out;
 	}
-
+	if ((r = reader_new(&opts, print_error, &ctx)) == NULL)
+		goto nomem;
 	for (i = 0; i < ndirs; i++)
-		if (tracedir_load(&set, dirs[i], print_load_error, &ctx) == -1)
-			goto out;
-	for (i = 0; i < set.nsessions; i++)
-		for (j = 0; j < set.sessions[i].nfiles; j++)
-			if (set.sessions[i].meta != NULL)
-				print_check(&ctx, &set.sessions[i],
-				    &set.sessions[i].files[j], scratch);
-
-	if (json) {
-		printf("{\"ok\": %s, \"status\": \"%s\", \"message\": ",
-		    ctx.nerrs_all == 0 ? "true" : "false",
-		    ctx.nerrs_all == 0 ? "ok" : "error");
-		if (ctx.nerrs_all == 0)
-			fputs("\"\"", stdout);
-		else if (ctx.nerrs == 0)	/* strdup() failed */
-			print_json_str("out of memory");
-		else if (ctx.nerrs_all == 1)
-			print_json_str(ctx.errs[0]);
-		else {
-			char *msg;
-
-			if (asprintf(&msg, "%s (and %zu more problems)",
-			    ctx.errs[0], ctx.nerrs_all - 1) == -1)
-				msg = NULL;
-			print_json_str(msg != NULL ? msg : ctx.errs[0]);
-			free(msg);
-		}
-		fputs(", \"items\": [", stdout);
-		for (i = 0; i < ctx.nerrs; i++) {
-			print_item(&ctx);
-			fputs("{\"type\":\"error\",\"message\":", stdout);
-			print_json_str(ctx.errs[i]);
-			putchar('}');
-		}
+		if (reader_add(r, dirs[i]) == -1)
+			goto fail;
+	if (reader_start(r) == -1)
+		goto fail;
+	reader_sessions(r, &nsess);
+	ctx.nsessions = nsess;
+	if (nsess > 0 && (ctx.classes = calloc(nsess,
+	    sizeof(*ctx.classes))) == NULL)
+		goto nomem;
+	if (outbuf == NULL && (outbuf = malloc(PRINT_STDOUT_BUF)) != NULL)
+		setvbuf(stdout, outbuf, _IOFBF, PRINT_STDOUT_BUF);
+	while ((rc = reader_next(r, &it)) > 0) {
+		if (ctx.mode == PRINT_JSON)
+			rc = print_json(it);
+		else
+			rc = print_text(&ctx, it);
+		if (rc == -1)
+			goto nomem;
 	}
-	print_merge(&ctx, &set);
-	if (json)
-		fputs(ctx.nitems > 0 ? "\n]}\n" : "]}\n", stdout);
+	if (rc == -1)
+		goto fail;
+	goto out;
+nomem:
+	print_error(NULL, "out of memory");
+fail:
+	ret = EXIT_FAILED;
 out:
-	if (ctx.nerrs_all > 0)
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fputs("tracectl: print: cannot write the output\n", stderr);
 		ret = EXIT_FAILED;
-	for (i = 0; i < ctx.nerrs; i++)
-		free(ctx.errs[i]);
-	free(ctx.errs);
-	free(scratch);
-	tracedir_set_free(&set);
+	}
+	if (r != NULL && reader_nerrors(r) > 0 && ret == EXIT_DONE)
+		ret = EXIT_FAILED;
+	for (i = 0; i < ctx.nsessions; i++) {
+		const struct reader_session *ss = reader_sessions(r, &nsess);
+
+		if (ctx.classes[i] == NULL)
+			continue;
+		for (j = 0; j < ss[i].meta->nclasses; j++) {
+			fmt_free(ctx.classes[i][j].fmt);
+		}
+		free(ctx.classes[i]);
+	}
+	free(ctx.classes);
+	strbuf_free(&ctx.line);
+	reader_free(r);
+	reader_opts_free(&opts);
 	free(dirs);
 	return ret;
 }

@@ -14,10 +14,18 @@
  *   by the control socket's mode: EACCES), 2 usage error, 3 no daemon,
  *   or it stopped answering or answered nonsense.
  *
- * 'help' is answered here from the table, and 'print' reads trace
- * directories here (print.c), so both work with no daemon.
+ * 'help' is answered here from the table, and 'print', 'stats' and
+ * 'export' read trace directories here (print.c, stats.c, export.c), so
+ * they work with no daemon.
  * With --json the daemon sends one JSON value per line and tracectl
  * wraps them, checked, in one document together with the status.
+ *
+ * It talks only to a daemon it can trust, by the rule libtraced follows
+ * (proto/rundir.h): a runtime directory opened once, with no symlink,
+ * owned by the user, root or the system daemon's user and closed to
+ * others' writes; a listener (SO_PEERCRED) of one of those users.  What
+ * it refuses it names, with the fix; "no daemon" lists every candidate
+ * and why it failed.
  *
  * The reply comes from another process, possibly of another version or
  * hostile: every message goes through wire_decode(), the line count is
@@ -25,11 +33,13 @@
  * '?' so a process name cannot drive the terminal.  tracectl has no
  * state to clean up: any failure prints one message and exits.
  */
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <limits.h>
@@ -43,8 +53,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "command.h"
+#include "text.h"
 #include "json.h"
+#include "rundir.h"
 #include "tracectl.h"
 #include "wire.h"
 
@@ -52,15 +66,8 @@
 #define TRACED_VERSION	"unknown"
 #endif
 
-#define SYSTEM_RUNTIME_DIR	"/run/traced"
 #define TIMEOUT_DEFAULT		30	/* s of silence from the daemon */
 #define TIMEOUT_MAX		(INT_MAX / 1000)
-
-/* Where to look for control.sock, in order. */
-#define SEARCH_MAX		3
-
-/* Longest socket path, NUL included. */
-#define CTL_PATH_MAX		sizeof(((struct sockaddr_un *)NULL)->sun_path)
 
 /* The command line, resolved against the table. */
 struct ctl_cmd {
@@ -92,6 +99,7 @@ struct ctl_reply {
 static int	 json_output;		/* --json */
 static int	 timeout_s = TIMEOUT_DEFAULT; /* 0: wait for ever */
 static const char *sock_path;		/* for messages */
+static gid_t	 sock_group = (gid_t)-1; /* control.sock's, for messages */
 
 static void	ctl_warnx(const char *, ...)
     __attribute__((format(printf, 1, 2)));
@@ -107,6 +115,24 @@ ctl_warnx(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	putc('\n', stderr);
+}
+
+/*
+ * With --json, a usage error found before asking the daemon is a
+ * document too, as the daemon's would be.
+ */
+static void
+json_usage(const char *msg)
+{
+	char buf[1024];
+	json_t *o = json_pack("{s:b, s:s, s:s, s:[]}", "ok", 0, "status",
+	    "usage", "message", text_escape(buf, sizeof(buf), msg), "items");
+	char *text = o != NULL ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
+
+	if (text != NULL)
+		puts(text);
+	free(text);
+	json_decref(o);
 }
 
 /*
@@ -163,8 +189,8 @@ print_help(void)
 	print_usage(stdout);
 	fputs("\n"
 	    "Send COMMAND to the traced daemon and print its answer;\n"
-	    "'help' and 'print' are done by tracectl itself, no daemon "
-	    "needed.\n"
+	    "'help', 'print', 'stats' and 'export' are done by tracectl "
+	    "itself, no daemon\nneeded.\n"
 	    "\n"
 	    "options:\n"
 	    "  -r, --runtime-dir DIR  the daemon's runtime directory "
@@ -178,7 +204,8 @@ print_help(void)
 	    "\n", stdout);
 	print_commands(stdout);
 	fputs("\n"
-	    "Command names may be abbreviated: trace-ev, info s.\n"
+	    "Command names may be abbreviated where that is unambiguous:\n"
+	    "trace-ev for trace-event, in trace-ev for info trace-events.\n"
 	    "Exit status: 0 done, 1 failed, 2 usage error, "
 	    "3 daemon unreachable.\n"
 	    "See tracectl(1).\n", stdout);
@@ -246,89 +273,17 @@ help_local(int nargs, char **args)
 	return EXIT_DONE;
 }
 
-/* Append 's' to the string in buf, cutting it short. */
-static void
-append(char *buf, size_t size, const char *s)
+/* A user's name, else the number, for messages. */
+static const char *
+user_name(uid_t uid, char *buf, size_t size)
 {
-	size_t	len = strlen(buf), n = strlen(s);
+	struct passwd	*pw = getpwuid(uid);
 
-	if (len + 1 >= size)
-		return;
-	if (n > size - len - 1)
-		n = size - len - 1;
-	memcpy(buf + len, s, n);
-	buf[len + n] = '\0';
-}
-
-/*
- * Find control.sock: -r, else $TRACED_RUNTIME_DIR, else the first that
- * exists of the user's own daemon's ($XDG_RUNTIME_DIR/traced, then
- * /tmp/traced-$UID, where the daemon goes without XDG_RUNTIME_DIR) and
- * the system daemon's: the rule libtraced follows for client.sock.
- * Fills 'path'; returns 0, or an exit status after saying where it
- * looked.
- */
-static int
-socket_find(const char *rdir, char *path, size_t size)
-{
-	char		 dirs[SEARCH_MAX][PATH_MAX], looked[1024];
-	const char	*env;
-	struct stat	 st;
-	int		 i, ndirs = 0, explicit = 1, in_tmp = -1;
-
-	if (rdir == NULL && (env = getenv("TRACED_RUNTIME_DIR")) != NULL &&
-	    env[0] != '\0')
-		rdir = env;
-	if (rdir != NULL)
-		snprintf(dirs[ndirs++], PATH_MAX, "%s", rdir);
-	else {
-		explicit = 0;
-		if ((env = getenv("XDG_RUNTIME_DIR")) != NULL && env[0] != '\0')
-			snprintf(dirs[ndirs++], PATH_MAX, "%s/traced", env);
-		in_tmp = ndirs;
-		snprintf(dirs[ndirs++], PATH_MAX, "/tmp/traced-%u",
-		    (unsigned)getuid());
-		snprintf(dirs[ndirs++], PATH_MAX, "%s", SYSTEM_RUNTIME_DIR);
-	}
-
-	looked[0] = '\0';
-	for (i = 0; i < ndirs; i++) {
-		if (i > 0)
-			append(looked, sizeof(looked), ", ");
-		append(looked, sizeof(looked), dirs[i]);
-		append(looked, sizeof(looked), "/" TRACED_CONTROL_SOCK);
-		if (snprintf(path, size, "%s/%s", dirs[i],
-		    TRACED_CONTROL_SOCK) >= (int)size) {
-			ctl_warnx("%s/%s: socket path too long (at most %zu "
-			    "bytes)", dirs[i], TRACED_CONTROL_SOCK, size - 1);
-			if (explicit)
-				return EXIT_UNREACHABLE;
-			continue;
-		}
-		/*
-		 * Anyone may create a directory in /tmp: a daemon there is
-		 * ours only if the directory is.
-		 */
-		if (i == in_tmp && stat(dirs[i], &st) == 0 &&
-		    st.st_uid != getuid()) {
-			ctl_warnx("ignoring %s: owned by uid %u, not you",
-			    dirs[i], (unsigned)st.st_uid);
-			continue;
-		}
-		/* Anything but "not there" (EACCES...) is for connect(). */
-		if (stat(path, &st) == 0 ||
-		    (errno != ENOENT && errno != ENOTDIR))
-			return 0;
-	}
-	ctl_warnx("no traced daemon found (looked for %s)", looked);
-	if (explicit)
-		ctl_warnx("start one there with 'traced --foreground "
-		    "--runtime-dir DIR'");
+	if (pw != NULL)
+		snprintf(buf, size, "%s", pw->pw_name);
 	else
-		ctl_warnx("start one with 'traced --foreground' or "
-		    "'systemctl start traced' (your own: 'systemctl --user "
-		    "start traced'), or name its directory with -r");
-	return EXIT_UNREACHABLE;
+		snprintf(buf, size, "%u", (unsigned)uid);
+	return buf;
 }
 
 /* Whether this process has group 'gid', primary or supplementary. */
@@ -350,74 +305,157 @@ in_group(gid_t gid)
 
 /*
  * connect() failed with EACCES: say who may use the socket and how to
- * be let in.  The system daemon's control.sock is mode 0660, group
- * traced: reading commands and state-changing ones alike need the
- * group (or root).
+ * be let in.  'st' is the socket's.  The system daemon's control.sock
+ * is mode 0660, group traced under systemd: reading commands and
+ * state-changing ones alike need the group (or root).  A daemon root
+ * started by hand has root's group: only root may use it.
  */
 static void
-ctl_denied(const char *path)
+ctl_denied(const char *path, const struct stat *st)
 {
-	struct stat	 st;
 	struct passwd	*pw;
 	struct group	*gr;
-	char		 owner[64], group[64];
-	const char	*me;
+	char		 owner[64], group[64], me[64];
 	char		**m;
 	int		 listed = 0;
 
-	if (stat(path, &st) == -1) {
-		ctl_warnx("%s: permission denied: a directory on its path is "
-		    "closed to you (%s)", path, strerror(errno));
-		return;
-	}
-	if ((pw = getpwuid(st.st_uid)) != NULL)
-		snprintf(owner, sizeof(owner), "%s", pw->pw_name);
-	else
-		snprintf(owner, sizeof(owner), "%u", (unsigned)st.st_uid);
-	if ((gr = getgrgid(st.st_gid)) != NULL) {
+	user_name(st->st_uid, owner, sizeof(owner));
+	user_name(getuid(), me, sizeof(me));
+	if ((gr = getgrgid(st->st_gid)) != NULL) {
 		snprintf(group, sizeof(group), "%s", gr->gr_name);
-		me = (pw = getpwuid(getuid())) != NULL ? pw->pw_name : NULL;
-		for (m = gr->gr_mem; me != NULL && *m != NULL; m++)
-			if (strcmp(*m, me) == 0)
+		pw = getpwuid(getuid());
+		for (m = gr->gr_mem; pw != NULL && *m != NULL; m++)
+			if (strcmp(*m, pw->pw_name) == 0)
 				listed = 1;
 	} else
-		snprintf(group, sizeof(group), "%u", (unsigned)st.st_gid);
+		snprintf(group, sizeof(group), "%u", (unsigned)st->st_gid);
 	ctl_warnx("%s: permission denied: the socket is %s:%s, mode %04o, "
 	    "and you (uid %u) are %sin group %s", path, owner, group,
-	    (unsigned)(st.st_mode & 07777), (unsigned)getuid(),
-	    in_group(st.st_gid) ? "" : "not ", group);
-	if (in_group(st.st_gid))
+	    (unsigned)(st->st_mode & 07777), (unsigned)getuid(),
+	    in_group(st->st_gid) ? "" : "not ", group);
+	if (in_group(st->st_gid))
 		ctl_warnx("check the mode of %s and of its directories",
 		    path);
+	else if ((st->st_mode & 060) != 060)
+		ctl_warnx("only its owner (%s) and root may use this daemon: "
+		    "run tracectl as %s", owner, owner);
+	else if (st->st_gid == 0)
+		ctl_warnx("this daemon runs as root outside systemd: only "
+		    "root may use it ('sudo tracectl ...'); to let a group "
+		    "of users in, run it from systemd, whose control socket "
+		    "is group traced (see traced(8))");
 	else if (listed)
 		ctl_warnx("you were added to group %s after this login: log "
 		    "in again (or run 'newgrp %s')", group, group);
 	else
 		ctl_warnx("to use this daemon, ask an administrator to add "
 		    "you to group %s ('usermod -aG %s %s'), then log in "
-		    "again; or run tracectl as root", group, group,
-		    (pw = getpwuid(getuid())) != NULL ? pw->pw_name : "USER");
+		    "again; or run tracectl as root", group, group, me);
 }
 
 /*
- * Connect to control.sock; connect() and send() give up after the
- * timeout.  Returns 0 with the socket in *fdp, or an exit status after
- * a message: EXIT_FAILED when the socket refuses us (EACCES: a
- * daemon is there, we may not use it), else EXIT_UNREACHABLE.
+ * A directory or a daemon we will not trust: say why and what to do,
+ * at once, whether or not another candidate answers.  Missing things
+ * and stale sockets are only listed in the "no daemon" line.
+ */
+static void
+rd_refused(const struct rundir_self *self, const char *path,
+    const struct rundir_verdict *v)
+{
+	char	why[160], who[64], sys[128], num[32];
+	char	*p;
+
+	switch (v->why) {
+	case RUNDIR_SYMLINK:
+	case RUNDIR_NOT_DIR:
+	case RUNDIR_NOT_SOCKET:
+	case RUNDIR_NOT_OWNER:
+	case RUNDIR_NOT_YOURS:
+	case RUNDIR_WRITABLE:
+	case RUNDIR_PEER:
+		break;
+	default:
+		return;
+	}
+	rundir_describe(why, sizeof(why), v);
+	snprintf(num, sizeof(num), "uid %u", (unsigned)v->uid);
+	if ((v->why == RUNDIR_NOT_OWNER || v->why == RUNDIR_NOT_YOURS ||
+	    v->why == RUNDIR_PEER) && (p = strstr(why, num)) != NULL) {
+		/* "uid N, ..." becomes "uid N (name), ...". */
+		p += strlen(num);
+		ctl_warnx("ignoring %s: %.*s (%s)%s", path, (int)(p - why), why,
+		    user_name(v->uid, who, sizeof(who)), p);
+	} else
+		ctl_warnx("ignoring %s: %s", path, why);
+	if (self->system_uid != RUNDIR_NO_UID)
+		snprintf(sys, sizeof(sys), "the system daemon's user is %s, "
+		    "the owner of " RUNDIR_SYSTEM,
+		    user_name(self->system_uid, who, sizeof(who)));
+	else
+		snprintf(sys, sizeof(sys), "there is no system daemon's user: "
+		    "no safe " RUNDIR_SYSTEM);
+	switch (v->why) {
+	case RUNDIR_SYMLINK:
+		ctl_warnx("a traced daemon never makes a symlink there: "
+		    "whoever did may be standing in for it; remove it "
+		    "('rm %s') and start your daemon again", path);
+		break;
+	case RUNDIR_NOT_DIR:
+	case RUNDIR_NOT_SOCKET:
+		ctl_warnx("no daemon made that: remove it ('rm %s') and start "
+		    "your daemon again", path);
+		break;
+	case RUNDIR_NOT_OWNER:
+		ctl_warnx("whoever made %s could stand in for your daemon: "
+		    "remove it as root ('rm -r %s') and start your daemon "
+		    "again, or name a directory of yours with -r (%s)", path,
+		    path, sys);
+		break;
+	case RUNDIR_NOT_YOURS:
+		ctl_warnx("XDG_RUNTIME_DIR must be your own directory, mode "
+		    "0700, as your login session makes it: unset it or "
+		    "correct it");
+		break;
+	case RUNDIR_WRITABLE:
+		ctl_warnx("whoever may write there could replace the daemon's "
+		    "sockets: 'chmod go-w %s' (as its owner)", path);
+		break;
+	case RUNDIR_PEER:
+		ctl_warnx("it may be an impostor: find it ('ss -xlp | grep "
+		    "%s') and stop it, then start the real daemon (%s)", path,
+		    sys);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Try candidate c: its directory, its control.sock, the daemon behind
+ * it.  Returns 0 with *fdp connected to a daemon we trust; -1 with *v
+ * and 'what' (the path it is about) when the next candidate may be
+ * tried; or an exit status after a message, when a daemon is there but
+ * we cannot talk to it.
  */
 static int
-ctl_connect(const char *path, int *fdp)
+rd_try(const struct rundir_self *self, const struct rundir_cand *c,
+    int *fdp, struct rundir_verdict *v, char *what, size_t whatsize)
 {
 	struct sockaddr_un	 sun;
+	struct stat		 st;
 	struct timeval		 tv;
-	int			 fd, saved;
+	struct ucred		 cred;
+	socklen_t		 len = sizeof(cred);
+	int			 dfd, fd = -1, saved, ret = -1;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	dfd = rundir_open(self, c, TRACED_CONTROL_SOCK, &sun, &st, v, what,
+	    whatsize);
+	if (dfd == -1)
+		return -1;
 	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) == -1) {
 		ctl_warnx("socket: %s", strerror(errno));
-		return EXIT_UNREACHABLE;
+		ret = EXIT_UNREACHABLE;
+		goto out;
 	}
 	if (timeout_s > 0) {
 		tv.tv_sec = timeout_s;
@@ -426,25 +464,103 @@ ctl_connect(const char *path, int *fdp)
 		    sizeof(tv)) == -1) {
 			ctl_warnx("setsockopt SO_SNDTIMEO: %s",
 			    strerror(errno));
-			close(fd);
-			return EXIT_UNREACHABLE;
+			ret = EXIT_UNREACHABLE;
+			goto out;
 		}
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		saved = errno == EAGAIN ? ETIMEDOUT : errno;
-		close(fd);
+		*v = rundir_check_connect(saved);
 		if (saved == EACCES) {
-			ctl_denied(path);
-			return EXIT_FAILED;
+			ctl_denied(what, &st);
+			ret = EXIT_FAILED;
+		} else if (saved == ETIMEDOUT) {
+			/* A daemon is there, too busy to accept. */
+			ctl_warnx("cannot connect to %s: %s", what,
+			    strerror(saved));
+			ret = EXIT_UNREACHABLE;
 		}
-		ctl_warnx("cannot connect to %s: %s", path, strerror(saved));
-		if (saved == ECONNREFUSED)
-			ctl_warnx("no daemon is listening there (stale "
-			    "socket?)");
-		return EXIT_UNREACHABLE;
+		goto out;
 	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		*v = rundir_check_connect(errno);
+		goto out;
+	}
+	/* Refused here, an impostor got a connect() and not a byte. */
+	if ((*v = rundir_check_peer(self, cred.uid)).why != RUNDIR_OK)
+		goto out;
 	*fdp = fd;
-	return 0;
+	fd = -1;
+	sock_group = st.st_gid;
+	ret = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	close(dfd);
+	return ret;
+}
+
+/*
+ * Find a daemon and connect to its control.sock, by the rule libtraced
+ * follows for client.sock (proto/rundir.h): -r, else
+ * $TRACED_RUNTIME_DIR, as the only candidate; else the user's own
+ * daemon ($XDG_RUNTIME_DIR/traced, /tmp/traced-$UID), then the system
+ * daemon's.  Returns 0 with the socket in *fdp and its path in 'path',
+ * or an exit status after a message: EXIT_UNREACHABLE with every
+ * candidate tried and why it failed, EXIT_FAILED when the socket
+ * refuses us (EACCES: a daemon is there, we may not use it).
+ */
+static int
+ctl_find(const char *rdir, int *fdp, char *path, size_t size)
+{
+	struct rundir_cand	 cand[RUNDIR_CAND_MAX];
+	struct rundir_verdict	 v;
+	struct rundir_self	 self;
+	struct rundir_stat	 run, rt;
+	struct stat		 st;
+	char			 what[RUNDIR_PATH_MAX + 32], tried[2048];
+	const char		*env;
+	int			 i, n, ret;
+
+	self.uid = getuid();
+	self.euid = geteuid();
+	self.secure = getauxval(AT_SECURE) != 0;
+	rundir_stat_at(AT_FDCWD, RUNDIR_SYSTEM_PARENT, -1, &run, &st);
+	rundir_stat_at(AT_FDCWD, RUNDIR_SYSTEM, -1, &rt, &st);
+	self.system_uid = rundir_system_uid(&run, &rt);
+	if (self.secure && rdir != NULL)
+		ctl_warnx("ignoring -r %s: a setuid or setgid tracectl talks "
+		    "to the system daemon only", rdir);
+	if (rdir == NULL)
+		rdir = secure_getenv("TRACED_RUNTIME_DIR");
+	env = secure_getenv("XDG_RUNTIME_DIR");
+	n = rundir_candidates(&self, rdir, env, cand);
+
+	tried[0] = '\0';
+	for (i = 0; i < n; i++) {
+		ret = rd_try(&self, &cand[i], fdp, &v, what, sizeof(what));
+		if (ret == 0) {
+			snprintf(path, size, "%s", what);
+			return 0;
+		}
+		if (ret > 0)
+			return ret;
+		rd_refused(&self, what, &v);
+		rundir_tried_add(tried, sizeof(tried), what, &v);
+	}
+	ctl_warnx("no daemon: tried %s", tried);
+	if (cand[0].kind == RUNDIR_EXPLICIT)
+		ctl_warnx("start one there with 'traced --foreground "
+		    "--runtime-dir %s'", cand[0].dir);
+	else if (self.secure)
+		ctl_warnx("a setuid or setgid tracectl talks to the system "
+		    "daemon only: start it with 'systemctl start traced'");
+	else
+		ctl_warnx("start one with 'traced --foreground' or "
+		    "'systemctl start traced.socket' (your own: 'systemctl "
+		    "--user enable --now traced.socket'), or name its "
+		    "directory with -r");
+	return EXIT_UNREACHABLE;
 }
 
 /*
@@ -557,6 +673,23 @@ reply_free(struct ctl_reply *r)
 }
 
 /*
+ * Is an item of a --json reply one JSON object, by a strict parser
+ * (jansson: UTF-8 checked, nothing after the value)?
+ */
+static int
+item_valid(const char *s, size_t len)
+{
+	json_error_t e;
+	json_t *j;
+	int ok;
+
+	j = json_loadb(s, len, JSON_REJECT_DUPLICATES, &e);
+	ok = j != NULL && json_is_object(j);
+	json_decref(j);
+	return ok;
+}
+
+/*
  * Read the reply up to its CTL_END.  Prints lines as they come in text
  * mode and keeps them in JSON mode.  Returns 0 with r filled, or an
  * exit status after a message.
@@ -605,8 +738,8 @@ ctl_receive(int fd, struct ctl_reply *r)
 		    m.type != TRACED_MSG_CTL_END)
 			why = "not a control reply";
 		else if (m.type == TRACED_MSG_CTL_LINE && json_output &&
-		    !json_valid(m.payload, m.payload_len))
-			why = "an item is not valid JSON";
+		    !item_valid(m.payload, m.payload_len))
+			why = "an item is not one valid JSON object";
 		if (why != NULL) {
 			ctl_warnx("%s: malformed reply: %s", sock_path, why);
 			return EXIT_UNREACHABLE;
@@ -657,6 +790,31 @@ status_exit(uint32_t status)
 	}
 }
 
+/*
+ * The daemon refused a state change: say who may make one, by the
+ * control socket's group, which is the daemon's.
+ */
+static void
+denied_hint(void)
+{
+	struct group	*gr;
+
+	if (sock_group == (gid_t)-1)
+		return;
+	if (sock_group == 0) {
+		ctl_warnx("this daemon runs as root outside systemd: its "
+		    "state changes need root ('sudo tracectl ...')");
+		return;
+	}
+	gr = getgrgid(sock_group);
+	if (gr != NULL)
+		ctl_warnx("state changes need root or the daemon's group, %s "
+		    "(see traced(8))", gr->gr_name);
+	else
+		ctl_warnx("state changes need root or the daemon's group, gid "
+		    "%u (see traced(8))", (unsigned)sock_group);
+}
+
 /* Print the end of a reply.  Returns the exit status. */
 static int
 reply_print(const struct ctl_reply *r)
@@ -700,6 +858,8 @@ reply_print(const struct ctl_reply *r)
 		else
 			fputs(fallback[r->status], stderr);
 		putc('\n', stderr);
+		if (r->status == TRACED_CTL_DENIED)
+			denied_hint();
 	}
 	return status_exit(r->status);
 }
@@ -714,7 +874,8 @@ cmd_fix_paths(struct ctl_cmd *cmd)
 	char	*abs, *cwd;
 
 	if (cmd->def->id != CMD_ID_TRACE_FILE || cmd->nargs != 2 ||
-	    strcmp(cmd->args[0], "set") != 0 || cmd->args[1][0] == '/')
+	    strcmp(cmd->args[0], "set") != 0 || cmd->args[1][0] == '/' ||
+	    strcmp(cmd->args[1], "default") == 0)
 		return 0;
 	if ((abs = realpath(cmd->args[1], NULL)) == NULL) {
 		/* Not there yet: the daemon creates it. */
@@ -742,14 +903,12 @@ static int
 ctl_run(const char *rdir, const struct ctl_cmd *cmd)
 {
 	struct ctl_reply reply;
-	char		 path[CTL_PATH_MAX];
+	char		 path[RUNDIR_PATH_MAX + 32];
 	int		 fd, ret;
 
-	if ((ret = socket_find(rdir, path, sizeof(path))) != 0)
+	if ((ret = ctl_find(rdir, &fd, path, sizeof(path))) != 0)
 		return ret;
 	sock_path = path;
-	if ((ret = ctl_connect(path, &fd)) != 0)
-		return ret;
 	memset(&reply, 0, sizeof(reply));
 	if ((ret = ctl_send(fd, cmd)) == 0 &&
 	    (ret = ctl_receive(fd, &reply)) == 0)
@@ -859,14 +1018,23 @@ main(int argc, char *argv[])
 		ctl_warnx("%s", err);
 		return EXIT_USAGE;
 	}
-	/* print never goes on the wire, whose word limit is the table's
-	 * args_max: it takes any number of directories. */
+	/* print, stats and export read traces here and never go on the
+	 * wire, whose word limit is the table's args_max: they take any
+	 * number of directories. */
 	if (cmd.def->id == CMD_ID_PRINT)
 		return finish(print_main(argc - consumed, argv + consumed,
 		    json_output));
+	if (cmd.def->id == CMD_ID_STATS)
+		return finish(stats_main(argc - consumed, argv + consumed,
+		    json_output));
+	if (cmd.def->id == CMD_ID_EXPORT)
+		return finish(export_main(argc - consumed, argv + consumed));
 	if (command_check_args(cmd.def, argc - consumed, err,
-	    sizeof(err)) == -1) {
+	    sizeof(err)) == -1 || command_check_words(cmd.def, argc - consumed,
+	    argv + consumed, err, sizeof(err)) == -1) {
 		ctl_warnx("%s", err);
+		if (json_output)
+			json_usage(err);
 		return EXIT_USAGE;
 	}
 	cmd.argc = argc;

@@ -25,4 +25,21 @@
  */
 int	print_main(int nargs, char **args, int json);
 
+/* stats.c */
+
+/*
+ * 'tracectl stats [--pair A:B [--key FIELD]] [FILTERS] DIR...': counts,
+ * rates and losses per event, thread and session, and the durations of
+ * paired events.  Exit statuses as print_main().
+ */
+int	stats_main(int nargs, char **args, int json);
+
+/* export.c */
+
+/*
+ * 'tracectl export --format FORMAT -o OUT [FILTERS] DIR...': write the
+ * traces in another format (export.h).  Exit statuses as print_main().
+ */
+int	export_main(int nargs, char **args);
+
 #endif /* TRACED_CTL_TRACECTL_H */

@@ -4,7 +4,11 @@
  *
  * The I/O half of the trace directory reader: find the session
  * directories under a path, read each one's metadata and parse it with
- * the pure core (tracedir.c), and read its stream files into memory.
+ * the pure core (tracedir.c), and list its stream files with their
+ * sizes.  The stream files themselves are read later, a window at a
+ * time, by the reader that walks them (reader.c): nothing here holds a
+ * stream's bytes, so a trace of any size loads in memory proportional
+ * to its number of files and the size of its metadata.
  *
  * A session directory is one that holds a file named 'metadata'; its
  * streams are its other regular files, except those whose name starts
@@ -13,13 +17,12 @@
  * deep, in name order, so that a trace directory, a session directory
  * or a directory of trace directories all work.
  *
- * The files are read whole with read(), never mapped: a file that
- * shrinks while it is read (the daemon cuts a failed write back) gives
- * a short read, where a mapping would give SIGBUS.  Each file has a
- * size limit, checked before anything is allocated for it, and the
- * number of files is bounded.  Problems are reported through a callback
- * and loading goes on with the other files; only running out of memory
- * stops it.
+ * Metadata is read whole with read(), never mapped: a file that
+ * shrinks while it is read gives a short read, where a mapping would
+ * give SIGBUS.  It has a size limit, checked before anything is
+ * allocated for it, and the number of files is bounded.  Problems are
+ * reported through a callback and loading goes on with the other
+ * files; only running out of memory stops it.
  */
 #include <sys/stat.h>
 
@@ -188,7 +191,7 @@ tdio_session_files(struct tdio_load *L, struct tracedir_session *s)
 	struct dirent	**list = NULL;
 	struct tracedir_file *f, *nf;
 	struct stat	 st;
-	char		 err[TRACEDIR_ERR_MAX], *path;
+	char		*path;
 	size_t		 cap = 0;
 	int		 i, n;
 
@@ -226,14 +229,12 @@ tdio_session_files(struct tdio_load *L, struct tracedir_session *s)
 		memset(f, 0, sizeof(*f));
 		f->path = path;
 		f->name = path + strlen(s->path) + 1;
-		if (tracedir_read_file(path, TRACEDIR_STREAM_MAX, &f->data,
-		    &f->len, err, sizeof(err)) == -1) {
-			/* Out of memory for one file: maybe not for the
-			 * next, smaller one. */
-			tdio_error(L, "%s: %s", path, err);
+		if (stat(path, &st) == -1) {
+			tdio_error(L, "%s: %s", path, strerror(errno));
 			free(path);
 			continue;
 		}
+		f->len = (uint64_t)st.st_size;
 		s->nfiles++;
 		L->set->nfiles++;
 	}
@@ -381,10 +382,8 @@ tracedir_set_free(struct tracedir_set *set)
 
 	for (i = 0; i < set->nsessions; i++) {
 		s = &set->sessions[i];
-		for (j = 0; j < s->nfiles; j++) {
+		for (j = 0; j < s->nfiles; j++)
 			free(s->files[j].path);
-			free(s->files[j].data);
-		}
 		free(s->files);
 		tracedir_meta_free(s->meta);
 		free(s->path);

@@ -38,12 +38,16 @@
 #include <string.h>
 
 #include "ring.h"
+#include "tevents.h"
 #include "tracedir.h"
 
 #define TD_MAGIC		0xC1FC1FC1u	/* CTF packet magic */
 #define TD_ALIASES_MAX		64
 #define TD_ARRAY_MAX		256
 #define TD_SIGNATURE		"/* CTF 1.8 */"
+/* The comment daemon/ctf.c puts in an event block (see td_note()). */
+#define TD_NOTE_MARK		" trace-events: \""
+#define TD_NOTE_MAX		(16u << 10)
 
 enum td_tok {
 	TK_EOF,
@@ -82,6 +86,9 @@ struct td_parser {
 	unsigned	 trace_line;	/* 0 until the block is seen */
 	unsigned	 clock_line;
 	unsigned	 stream_line;
+	char		*note;		/* owned: the last trace-events
+					   comment, decoded, or NULL */
+	unsigned	 note_line;
 };
 
 /* A value on the right of '='. */
@@ -149,6 +156,58 @@ td_digit(int c, unsigned base)
 	return v < (int)base ? v : -1;
 }
 
+static int	td_lex_escape(struct td_parser *);
+
+/*
+ * A comment ' trace-events: "LINE" ' (from the opening quote on in
+ * [p, end)) carries the trace-events declaration of the event block it
+ * is in, as a string literal: the event's argument types and format
+ * string, which CTF has no attribute for (babeltrace2 warns about
+ * unknown ones) and every CTF reader skips as a comment.  Decode it
+ * into P->note.  A note that does not decode is dropped: it is an
+ * extra, and the trace reads without it.
+ */
+static void
+td_note(struct td_parser *P, const char *p, const char *end, unsigned line)
+{
+	const char	*save = P->p;
+	char		*buf;
+	size_t		 n = 0;
+	int		 c;
+
+	free(P->note);
+	P->note = NULL;
+	if ((buf = malloc(TD_NOTE_MAX + 2)) == NULL)
+		return;
+	P->p = p;
+	for (;;) {
+		if (P->p >= end || *P->p == '\n')
+			goto bad;
+		c = (unsigned char)*P->p++;
+		if (c == '"')
+			break;
+		if (c == '\\') {
+			/* td_lex_escape() reads at most 3 bytes: stay
+			 * inside the comment. */
+			if (end - P->p < 1 || (c = td_lex_escape(P)) <= 0 ||
+			    P->p > end)
+				goto bad;
+		}
+		if (n == TD_NOTE_MAX)
+			goto bad;
+		buf[n++] = (char)c;
+	}
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	P->p = save;
+	P->note = buf;
+	P->note_line = line;
+	return;
+bad:
+	P->p = save;
+	free(buf);
+}
+
 /* Skip blanks and comments, counting lines.  Returns 0 or -1. */
 static int
 td_skip(struct td_parser *P)
@@ -172,6 +231,11 @@ td_skip(struct td_parser *P)
 			if (q + 1 >= P->end)
 				return td_perr(P, start,
 				    "comment not closed ('*/' missing)");
+			if ((size_t)(q - P->p - 2) >= sizeof(TD_NOTE_MARK) - 1 &&
+			    memcmp(P->p + 2, TD_NOTE_MARK,
+			    sizeof(TD_NOTE_MARK) - 1) == 0)
+				td_note(P, P->p + 2 + sizeof(TD_NOTE_MARK) - 1,
+				    q, start);
 			P->p = q + 2;
 		} else if (*P->p == '/' && P->end - P->p >= 2 &&
 		    P->p[1] == '/') {
@@ -1144,12 +1208,17 @@ td_event(struct td_parser *P)
 	}
 	if (c->fields.decls == NULL)
 		c->fields.align = 8;
+	if (P->note != NULL && P->note_line > start) {
+		c->note = P->note;
+		P->note = NULL;
+	}
 	m->nclasses++;
 	if (td_next(P) == -1)
 		return -1;
 	return td_expect(P, ";");
 fail:
 	free(c->name);
+	free(c->note);
 	td_struct_free(&c->fields);
 	return -1;
 }
@@ -1254,6 +1323,50 @@ bad:
 	    TRACED_EVENT_LOST);
 }
 
+/*
+ * Split the class name at its first ':' (provider:event), and turn the
+ * class's note into its declaration when the note parses as one
+ * trace-events line that declares this event with arguments that match
+ * the fields one for one (strings where strings are): a note that says
+ * otherwise is not believed, and the event is shown without it.
+ */
+static void
+td_class_decl(struct tracedir_class *c)
+{
+	struct tevents_file	*f;
+	const struct tevents_event *ev;
+	const char		*colon;
+	char			 err[64];
+	unsigned		 i;
+
+	colon = strchr(c->name, ':');
+	c->event = colon != NULL ? colon + 1 : c->name;
+	c->provider_len = colon != NULL ? (size_t)(colon - c->name) : 0;
+	if (c->note == NULL)
+		return;
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return;
+	if (tevents_parse(c->note, strlen(c->note), "metadata", f, err,
+	    sizeof(err)) != 0)
+		goto bad;
+	if (f->nevents != 1)
+		goto bad_parsed;
+	ev = &f->events[0];
+	if (strcmp(ev->name, c->event) != 0 || ev->nargs != c->fields.n)
+		goto bad_parsed;
+	for (i = 0; i < ev->nargs; i++)
+		if ((ev->args[i].cls == TEVENTS_STRING) !=
+		    (c->fields.decls[i].type.kind == TRACEDIR_STRING))
+			goto bad_parsed;
+	c->decl_file = f;
+	c->decl = ev;
+	return;
+bad_parsed:
+	tevents_free(f);
+bad:
+	free(f);
+}
+
 static int
 td_finish(struct td_parser *P)
 {
@@ -1327,6 +1440,8 @@ td_finish(struct td_parser *P)
 		    td_check_lost(P, &m->classes[i]) == -1)
 			return -1;
 	}
+	for (i = 0; i < m->nclasses; i++)
+		td_class_decl(&m->classes[i]);
 	if (m->nclasses > 0)
 		qsort(m->classes, m->nclasses, sizeof(*m->classes),
 		    td_class_cmp);
@@ -1352,6 +1467,11 @@ tracedir_meta_free(struct tracedir_meta *m)
 		return;
 	for (i = 0; i < m->nclasses; i++) {
 		free(m->classes[i].name);
+		free(m->classes[i].note);
+		if (m->classes[i].decl_file != NULL) {
+			tevents_free(m->classes[i].decl_file);
+			free(m->classes[i].decl_file);
+		}
 		td_struct_free(&m->classes[i].fields);
 	}
 	free(m->classes);
@@ -1430,6 +1550,7 @@ tracedir_meta_parse(const char *text, size_t len, const char *filename,
 	ret = td_finish(&P);
 out:
 	free(P.aliases);
+	free(P.note);
 	if (ret == -1 || P.failed) {
 		tracedir_meta_free(P.m);
 		return -1;
@@ -1502,6 +1623,15 @@ tracedir_ns(const struct tracedir_meta *m, uint64_t ticks)
 
 /* ---- the stream walk --------------------------------------------------- */
 
+/*
+ * Positions are offsets in the stream file.  The window buf[0, blen)
+ * holds the file's bytes [base, base + blen); the file has flen bytes.
+ * A read that needs bytes past the window but inside the file is not
+ * an error: the item is given up (pos back where it started) and
+ * TRACEDIR_MORE asks the caller for a window that starts no later than
+ * tracedir_stream_keep().
+ */
+
 /* Stop the walk with an error at byte 'off'.  Returns TRACEDIR_ERROR. */
 static int
 td_serr(struct tracedir_stream *s, uint64_t off, const char *fmt, ...)
@@ -1517,16 +1647,73 @@ td_serr(struct tracedir_stream *s, uint64_t off, const char *fmt, ...)
 }
 
 /*
- * Start a walk.  Contract in tracedir.h.
+ * Start a walk over a whole stream in memory.  Contract in tracedir.h.
  */
 void
 tracedir_stream_init(struct tracedir_stream *s, const struct tracedir_meta *m,
     const void *buf, size_t len)
 {
+	tracedir_stream_open(s, m, buf != NULL ? len : 0);
+	tracedir_stream_feed(s, buf, buf != NULL ? len : 0, 0);
+}
+
+/*
+ * Start a walk over a stream file of flen bytes.  Contract in
+ * tracedir.h.
+ */
+void
+tracedir_stream_open(struct tracedir_stream *s, const struct tracedir_meta *m,
+    uint64_t flen)
+{
 	memset(s, 0, sizeof(*s));
 	s->meta = m;
+	s->flen = flen;
+}
+
+/*
+ * Continue a walk after the end of a previous file of the same stream.
+ * Contract in tracedir.h.
+ */
+void
+tracedir_stream_next_file(struct tracedir_stream *s, uint64_t flen)
+{
+	s->flen = flen;
+	s->pos = 0;
+	s->base = 0;
+	s->buf = NULL;
+	s->blen = 0;
+	s->in_packet = 0;
+	s->pkt_start = s->content_end = s->pkt_end = 0;
+	s->file_packets = 0;
+}
+
+/*
+ * Give the walk the window buf[0, len) = file bytes [base, base + len).
+ * Contract in tracedir.h.
+ */
+void
+tracedir_stream_feed(struct tracedir_stream *s, const void *buf, size_t len,
+    uint64_t base)
+{
 	s->buf = buf;
-	s->len = buf != NULL ? len : 0;
+	s->blen = len;
+	s->base = base;
+}
+
+/*
+ * The first byte the next window must hold.  Contract in tracedir.h.
+ */
+uint64_t
+tracedir_stream_keep(const struct tracedir_stream *s)
+{
+	return s->pos;
+}
+
+/* Bytes of the file after the window (0 if the window reaches flen). */
+static uint64_t
+td_wend(const struct tracedir_stream *s)
+{
+	return s->base + s->blen;
 }
 
 static uint64_t
@@ -1539,14 +1726,19 @@ td_get(const uint8_t *p, unsigned nbytes)
 	return v;
 }
 
+static int	td_seek(struct tracedir_stream *);
+
+/* td_decode() results besides 0 and TRACEDIR_ERROR. */
+#define TD_MORE		1
+
 /*
  * Move s->pos to the next multiple of 'align' bits from the start of
  * the packet, not past 'limit'.  Returns 0, or -1 if it would be.
  */
 static int
-td_align(struct tracedir_stream *s, unsigned align, size_t limit)
+td_align(struct tracedir_stream *s, unsigned align, uint64_t limit)
 {
-	size_t	 a = align / 8, rel = s->pos - s->pkt_start, pad;
+	uint64_t	 a = align / 8, rel = s->pos - s->pkt_start, pad;
 
 	pad = (a - rel % a) % a;
 	if (pad > limit - s->pos)
@@ -1558,56 +1750,75 @@ td_align(struct tracedir_stream *s, unsigned align, size_t limit)
 /*
  * Decode struct 'st' at s->pos into v[], reading nothing at or past
  * 'limit' (named 'lname' in messages; 'what' names the struct).
- * Returns 0, or TRACEDIR_ERROR with the walk stopped.
+ * Returns 0; TD_MORE when the window ends before the struct does
+ * (s->pos is then wherever it got: the caller puts it back); or
+ * TRACEDIR_ERROR with the walk stopped.
  */
 static int
 td_decode(struct tracedir_stream *s, const struct tracedir_struct *st,
-    struct tracedir_value *v, size_t limit, const char *what,
+    struct tracedir_value *v, uint64_t limit, const char *what,
     const char *lname)
 {
 	const struct tracedir_decl *d;
-	const uint8_t	*nul;
-	size_t		 n;
+	const uint8_t	*p, *nul;
+	uint64_t	 n, start = s->pos, wend = td_wend(s), avail;
 	unsigned	 i;
-	uint64_t	 start = s->pos;
 
 	if (td_align(s, st->align, limit) == -1)
 		return td_serr(s, start, "%s runs past %s", what, lname);
 	for (i = 0; i < st->n; i++) {
 		d = &st->decls[i];
-		memset(&v[i], 0, sizeof(v[i]));
 		v[i].decl = d;
+		v[i].u = 0;
+		v[i].s = NULL;
+		v[i].len = 0;
+		v[i].is_null = 0;
 		if (td_align(s, d->type.align, limit) == -1)
 			return td_serr(s, start, "%s: field '%.40s' runs past "
 			    "%s", what, d->shown, lname);
 		v[i].off = s->pos;
+		/* What the window holds from here, below the limit. */
+		if (s->buf != NULL && s->pos >= s->base && s->pos < wend &&
+		    s->pos < limit) {
+			p = s->buf + (s->pos - s->base);
+			avail = (limit < wend ? limit : wend) - s->pos;
+		} else {
+			p = NULL;
+			avail = 0;
+		}
 		switch (d->type.kind) {
 		case TRACEDIR_INT:
 			n = d->type.size / 8;
 			if (n > limit - s->pos)
 				return td_serr(s, s->pos, "%s: field '%.40s' "
 				    "runs past %s", what, d->shown, lname);
-			v[i].u = td_get(s->buf + s->pos, (unsigned)n);
+			if (n > avail)
+				return TD_MORE;
+			v[i].u = td_get(p, (unsigned)n);
 			if (d->type.is_signed && d->type.size < 64 &&
 			    (v[i].u >> (d->type.size - 1)) != 0)
 				v[i].u |= UINT64_MAX << d->type.size;
 			break;
 		case TRACEDIR_ARRAY:
-			n = (size_t)d->type.length * (d->type.size / 8);
+			n = (uint64_t)d->type.length * (d->type.size / 8);
 			if (n > limit - s->pos)
 				return td_serr(s, s->pos, "%s: field '%.40s' "
 				    "runs past %s", what, d->shown, lname);
-			v[i].s = (const char *)s->buf + s->pos;
-			v[i].len = n;
+			if (n > avail)
+				return TD_MORE;
+			v[i].s = (const char *)p;
+			v[i].len = (size_t)n;
 			break;
 		case TRACEDIR_STRING:
-			nul = memchr(s->buf + s->pos, 0, limit - s->pos);
-			if (nul == NULL)
+			nul = avail > 0 ? memchr(p, 0, (size_t)avail) : NULL;
+			if (nul == NULL && limit <= wend)
 				return td_serr(s, s->pos, "%s: string '%.40s' "
 				    "has no NUL before %s", what, d->shown,
 				    lname);
-			v[i].s = (const char *)s->buf + s->pos;
-			v[i].len = (size_t)(nul - (s->buf + s->pos));
+			if (nul == NULL)
+				return TD_MORE;
+			v[i].s = (const char *)p;
+			v[i].len = (size_t)(nul - p);
 			n = v[i].len + 1;
 			break;
 		default:
@@ -1636,14 +1847,15 @@ td_packet(struct tracedir_stream *s)
 	struct tracedir_packet	 p, *prev = s->npackets > 0 ? &s->packet :
 				    NULL;
 	char			 u1[40], u2[40];
-	uint64_t		 left, ctx_end;
+	uint64_t		 left, ctx_end, start = s->pos;
+	int			 r;
 
 	memset(&p, 0, sizeof(p));
 	s->pkt_start = s->pos;
 	p.off = s->pos;
-	if (td_decode(s, &m->pkt_header, hv, s->len, "packet header",
-	    "the end of the file") != 0)
-		return TRACEDIR_ERROR;
+	if ((r = td_decode(s, &m->pkt_header, hv, s->flen, "packet header",
+	    "the end of the file")) != 0)
+		goto stop;
 	if (hv[m->h_magic].u != TD_MAGIC)
 		return td_serr(s, hv[m->h_magic].off, "bad packet magic "
 		    "0x%08llx (expected 0x%08x): not a packet, or the "
@@ -1658,12 +1870,12 @@ td_packet(struct tracedir_stream *s)
 	if (m->h_stream_id >= 0 && hv[m->h_stream_id].u != m->stream_id)
 		return td_serr(s, hv[m->h_stream_id].off, "unknown stream_id "
 		    "%llu", (unsigned long long)hv[m->h_stream_id].u);
-	if (td_decode(s, &m->pkt_context, cv, s->len, "packet context",
-	    "the end of the file") != 0)
-		return TRACEDIR_ERROR;
+	if ((r = td_decode(s, &m->pkt_context, cv, s->flen, "packet context",
+	    "the end of the file")) != 0)
+		goto stop;
 
 	ctx_end = s->pos - s->pkt_start;
-	left = s->len - s->pkt_start;
+	left = s->flen - s->pkt_start;
 	p.size = cv[m->c_packet].u;
 	p.content = cv[m->c_content].u;
 	if (p.size % 8 != 0 || p.content % 8 != 0)
@@ -1722,6 +1934,12 @@ td_packet(struct tracedir_stream *s)
 	if (m->h_instance >= 0)
 		p.instance = hv[m->h_instance].u;
 	p.tid = m->c_tid >= 0 ? cv[m->c_tid].u : p.instance;
+	if (prev != NULL && s->file_packets == 0 && p.instance !=
+	    prev->instance)
+		return td_serr(s, p.off, "stream_instance_id %llu: this file "
+		    "does not continue stream %llu",
+		    (unsigned long long)p.instance,
+		    (unsigned long long)prev->instance);
 
 	s->packet = p;
 	s->content_end = s->pkt_start + p.content;
@@ -1729,7 +1947,14 @@ td_packet(struct tracedir_stream *s)
 	s->in_packet = 1;
 	s->last_ts = p.ts_begin;
 	s->npackets++;
+	s->file_packets++;
 	return TRACEDIR_PACKET;
+stop:
+	if (r == TD_MORE) {
+		s->pos = start;
+		return TRACEDIR_MORE;
+	}
+	return TRACEDIR_ERROR;
 }
 
 /* Read the event at s->pos, inside the current packet's content. */
@@ -1740,12 +1965,13 @@ td_event_read(struct tracedir_stream *s, struct tracedir_event *ev)
 	const struct tracedir_class *c;
 	struct tracedir_value	 hv[TRACEDIR_FIELDS_MAX];
 	const char		*lname = "the end of the packet content";
-	uint64_t		 id, sum = 0;
+	uint64_t		 id, sum = 0, start = s->pos, flags;
 	unsigned		 i;
+	int			 r;
 
-	if (td_decode(s, &m->ev_header, hv, s->content_end, "event header",
-	    lname) != 0)
-		return TRACEDIR_ERROR;
+	if ((r = td_decode(s, &m->ev_header, hv, s->content_end,
+	    "event header", lname)) != 0)
+		goto stop;
 	id = hv[m->e_id].u;
 	ev->off = hv[0].off;
 	ev->ts = hv[m->e_ts].u;
@@ -1764,11 +1990,27 @@ td_event_read(struct tracedir_stream *s, struct tracedir_event *ev)
 		    "goes back (the previous event's is %llu)",
 		    (unsigned long long)ev->ts,
 		    (unsigned long long)s->last_ts);
+	/*
+	 * traced's event header keeps the record's size word in the 4
+	 * bytes after the id, which the metadata leaves undeclared; its
+	 * high bits say which string arguments were NULL pointers
+	 * (proto/ring.h).  Read only when the header is traced's.
+	 */
+	flags = 0;
+	if (m->e_id == 0 && m->e_ts == 1 && m->ev_header.n == 2 &&
+	    m->ev_header.decls[0].type.size == 32 &&
+	    hv[m->e_ts].off == ev->off + 8)
+		flags = td_get(s->buf + (ev->off + 4 - s->base), 4) >>
+		    TRACED_REC_NULL_SHIFT;
 	ev->cls = c;
 	ev->nvalues = c->fields.n;
-	if (td_decode(s, &c->fields, ev->values, s->content_end,
-	    c->name, lname) != 0)
-		return TRACEDIR_ERROR;
+	if ((r = td_decode(s, &c->fields, ev->values, s->content_end,
+	    c->name, lname)) != 0)
+		goto stop;
+	for (i = 0; flags != 0 && i < ev->nvalues && i < 32; i++)
+		if ((flags >> i & 1) &&
+		    ev->values[i].decl->type.kind == TRACEDIR_STRING)
+			ev->values[i].is_null = 1;
 	if (c->lost) {
 		for (i = 1; i < ev->nvalues; i++)
 			if (__builtin_add_overflow(sum, ev->values[i].u, &sum))
@@ -1781,6 +2023,12 @@ td_event_read(struct tracedir_stream *s, struct tracedir_event *ev)
 	s->last_ts = ev->ts;
 	s->nevents++;
 	return TRACEDIR_EVENT;
+stop:
+	if (r == TD_MORE) {
+		s->pos = start;
+		return TRACEDIR_MORE;
+	}
+	return TRACEDIR_ERROR;
 }
 
 /*
@@ -1797,7 +2045,81 @@ tracedir_stream_next(struct tracedir_stream *s, struct tracedir_event *ev)
 		s->in_packet = 0;
 		s->pos = s->pkt_end;
 	}
-	if (s->pos >= s->len)
+	if (s->seeking && td_seek(s) != 0)
+		return s->pos >= s->flen ? TRACEDIR_END : TRACEDIR_MORE;
+	if (s->pos >= s->flen)
 		return TRACEDIR_END;
 	return td_packet(s);
+}
+
+/*
+ * Looking for a packet after a corrupt one: the next place in the file
+ * where the packet magic is, as the header's first field.  Returns 0
+ * with s->pos there, or 1 when the window ends first (s->pos then
+ * stays near the end of the window, or at flen if the file ends).
+ */
+static int
+td_seek(struct tracedir_stream *s)
+{
+	const uint8_t	 magic[4] = { 0xc1, 0x1f, 0xfc, 0xc1 };
+	const uint8_t	*p, *hit;
+	uint64_t	 wend = td_wend(s);
+
+	if (s->meta->h_magic != 0) {
+		s->pos = s->flen;	/* cannot tell where packets start */
+		return 1;
+	}
+	if (s->pos < wend && s->pos >= s->base && s->buf != NULL) {
+		p = s->buf + (s->pos - s->base);
+		hit = memmem(p, (size_t)(wend - s->pos), magic, sizeof(magic));
+		if (hit != NULL) {
+			s->pos += (uint64_t)(hit - p);
+			s->seeking = 0;
+			return 0;
+		}
+	}
+	if (wend >= s->flen) {
+		s->pos = s->flen;
+		s->seeking = 0;
+		return 1;
+	}
+	/* The magic may straddle the end of the window. */
+	if (s->pos < wend && wend - s->pos > sizeof(magic) - 1)
+		s->pos = wend - (sizeof(magic) - 1);
+	return 1;
+}
+
+/*
+ * Go on after an error.  Contract in tracedir.h.
+ */
+int
+tracedir_stream_resync(struct tracedir_stream *s)
+{
+	if (!s->failed)
+		return 0;
+	s->failed = 0;
+	s->err[0] = '\0';
+	if (s->in_packet && s->err_off >= s->pkt_start &&
+	    s->err_off < s->pkt_end) {
+		/* The packet's header was good: its size is. */
+		s->in_packet = 0;
+		s->pos = s->pkt_end;
+		return 0;
+	}
+	s->in_packet = 0;
+	s->pos = s->pkt_start + 1;
+	s->seeking = 1;
+	return 0;
+}
+
+/*
+ * Skip the rest of the current packet.  Contract in tracedir.h.
+ */
+void
+tracedir_stream_skip_packet(struct tracedir_stream *s)
+{
+	if (s->failed || !s->in_packet)
+		return;
+	s->in_packet = 0;
+	s->pos = s->pkt_end;
 }

@@ -2,16 +2,16 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * The offline reader of trace directories, for tracectl print (and the
- * exports to come).  Two layers:
+ * The layers under the one reader of trace directories (reader.h):
  *
  *   - a pure core (tracedir.c): parse the TSDL metadata text that
- *     daemon/ctf.c writes into a struct tracedir_meta, then walk the
- *     packets and events of one stream held in memory, checking every
- *     byte against the metadata;
+ *     daemon/ctf.c writes into a struct tracedir_meta (with the
+ *     trace-events line each event carries in a comment), then walk the
+ *     packets and events of one stream through a window of it that the
+ *     caller slides forward, checking every byte against the metadata;
  *   - a thin I/O layer (tracedir-io.c): find the session directories
- *     under a path and read their metadata and stream files, each with
- *     a size limit.
+ *     under a path, read and parse their metadata (with a size limit)
+ *     and list their stream files.
  *
  * Everything read is taken as hostile: a corrupt, truncated or crafted
  * file gives an error message with the line (metadata) or byte offset
@@ -26,14 +26,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct tevents_event;
+struct tevents_file;
+
 #define TRACEDIR_ERR_MAX	256	/* bytes of an error message */
 #define TRACEDIR_FIELDS_MAX	64	/* fields of one struct */
 #define TRACEDIR_CLASSES_MAX	65552u	/* event classes of one trace */
 #define TRACEDIR_NAME_MAX	1024	/* bytes of a name or string value */
 
-/* What the I/O layer reads at most (and refuses past). */
+/* What the I/O layer reads at most (and refuses past): metadata is
+ * read whole; streams have no limit (reader.c reads them in windows). */
 #define TRACEDIR_METADATA_MAX	(64u << 20)
-#define TRACEDIR_STREAM_MAX	((size_t)1 << 30)
 #define TRACEDIR_DEPTH_MAX	4	/* directories below a path */
 #define TRACEDIR_FILES_MAX	100000u	/* stream files in all */
 
@@ -73,9 +76,18 @@ struct tracedir_struct {
 struct tracedir_class {
 	uint32_t	 id;
 	char		*name;		/* owned, unescaped, no NUL inside */
+	const char	*event;		/* into name: after "provider:" */
+	size_t		 provider_len;	/* bytes of name before ':', or 0 */
 	struct tracedir_struct fields;
 	unsigned	 lost;		/* the built-in traced:lost */
 	unsigned	 line;		/* of its 'event' keyword */
+	char		*note;		/* owned: the trace-events line the
+					   metadata carries for it, or NULL */
+	const struct tevents_event *decl; /* into decl_file: that line,
+					   parsed and checked against the
+					   fields (types as written, format
+					   string); NULL if none */
+	struct tevents_file *decl_file;	/* owned */
 };
 
 /* A parsed metadata text.  Free with tracedir_meta_free(). */
@@ -110,14 +122,16 @@ struct tracedir_value {
 	uint64_t	 u;		/* integers: the value; signed ones
 					   sign-extended (read as int64_t) */
 	const char	*s;		/* strings: NUL-terminated, inside
-					   the stream buffer; arrays: bytes */
+					   the window; arrays: bytes */
 	size_t		 len;		/* strings: bytes before the NUL */
 	uint64_t	 off;		/* where it starts in the stream */
+	unsigned	 is_null;	/* strings: the program passed NULL
+					   (s then holds "(null)") */
 };
 
 /* A packet, as its header and context say. */
 struct tracedir_packet {
-	uint64_t	 off;		/* of its first byte in the stream */
+	uint64_t	 off;		/* of its first byte in the file */
 	uint64_t	 size;		/* bytes, packet_size / 8 */
 	uint64_t	 content;	/* bytes, content_size / 8 */
 	uint64_t	 ts_begin;	/* clock ticks */
@@ -136,7 +150,7 @@ struct tracedir_packet {
 /* One event. */
 struct tracedir_event {
 	const struct tracedir_class *cls; /* borrowed from the meta */
-	uint64_t	 off;		/* of its header in the stream */
+	uint64_t	 off;		/* of its header in the file */
 	uint64_t	 ts;		/* clock ticks */
 	unsigned	 nvalues;
 	struct tracedir_value values[TRACEDIR_FIELDS_MAX];
@@ -148,26 +162,38 @@ enum tracedir_item {
 	TRACEDIR_END = 0,		/* every byte read, all valid */
 	TRACEDIR_PACKET,		/* s->packet is the next packet */
 	TRACEDIR_EVENT,			/* *ev is the next event */
+	TRACEDIR_MORE,			/* the window ends inside the next
+					   item: feed a window from
+					   tracedir_stream_keep() on */
 };
 
 /*
- * A walk over one stream buffer.  Fill with tracedir_stream_init();
- * nothing in it is owned.
+ * A walk over one stream: a cursor over a window of the stream file
+ * that the caller slides forward (tracedir_stream_feed()), so that a
+ * file of any size is read in constant memory.  A stream may span
+ * several files (the daemon cuts a long one by size): the walk goes on
+ * into the next with tracedir_stream_next_file(), and the checks
+ * between packets (time, events_discarded, packet_seq_num) carry over.
+ * Nothing in it is owned.
  */
 struct tracedir_stream {
 	const struct tracedir_meta *meta; /* borrowed */
-	const uint8_t	*buf;		/* borrowed: the whole stream */
-	size_t		 len;
-	size_t		 pos;		/* next byte to read */
+	const uint8_t	*buf;		/* borrowed: the window */
+	size_t		 blen;		/* bytes in the window */
+	uint64_t	 base;		/* file offset of buf[0] */
+	uint64_t	 flen;		/* bytes in the file */
+	uint64_t	 pos;		/* file offset of the next byte */
 	int		 in_packet;
 	int		 failed;
-	size_t		 pkt_start;	/* of the current packet */
-	size_t		 content_end;
-	size_t		 pkt_end;
+	int		 seeking;	/* for a packet after a bad one */
+	uint64_t	 pkt_start;	/* of the current packet */
+	uint64_t	 content_end;
+	uint64_t	 pkt_end;
 	struct tracedir_packet packet;	/* the current packet */
-	uint64_t	 npackets;	/* read so far */
+	uint64_t	 npackets;	/* read so far, all files */
+	uint64_t	 file_packets;	/* read so far in this file */
 	uint64_t	 nevents;
-	uint64_t	 last_ts;	/* of the last event, or packet end */
+	uint64_t	 last_ts;	/* of the last event, or packet begin */
 	uint64_t	 err_off;	/* where the error is */
 	char		 err[TRACEDIR_ERR_MAX]; /* what it is */
 };
@@ -200,30 +226,81 @@ const struct tracedir_class *tracedir_meta_class(const struct tracedir_meta *m,
  */
 int64_t	tracedir_ns(const struct tracedir_meta *m, uint64_t ticks);
 
-/* Start a walk over buf[0..len), a whole stream file, read with m. */
+/*
+ * Start a walk over buf[0..len), a whole stream file in memory, read
+ * with m: tracedir_stream_open() and one feed of the whole file.
+ */
 void	tracedir_stream_init(struct tracedir_stream *s,
 	    const struct tracedir_meta *m, const void *buf, size_t len);
 
 /*
+ * Start a walk over a stream file of flen bytes, read with m, with no
+ * window yet: the first tracedir_stream_next() asks for one with
+ * TRACEDIR_MORE (unless flen is 0).
+ */
+void	tracedir_stream_open(struct tracedir_stream *s,
+	    const struct tracedir_meta *m, uint64_t flen);
+
+/*
+ * Give the walk the window buf[0, len), which holds the file's bytes
+ * [base, base + len).  The window must start at or before
+ * tracedir_stream_keep() and stay valid until the next feed; the
+ * strings and arrays of the events returned point into it.  A window
+ * that reaches flen lets the walk say what runs past the file's end.
+ */
+void	tracedir_stream_feed(struct tracedir_stream *s, const void *buf,
+	    size_t len, uint64_t base);
+
+/* The file offset from which the next window must start. */
+uint64_t tracedir_stream_keep(const struct tracedir_stream *s);
+
+/*
+ * The file ended (TRACEDIR_END): go on with the next file of the same
+ * stream, flen bytes, with no window yet.  Its first packet must belong
+ * to the same stream instance and continue the previous file's.
+ */
+void	tracedir_stream_next_file(struct tracedir_stream *s, uint64_t flen);
+
+/*
  * The next item of the stream: TRACEDIR_PACKET before the events of
  * each packet (s->packet), TRACEDIR_EVENT for each event (*ev, whose
- * strings point into the buffer), TRACEDIR_END after the last one, or
+ * strings point into the window), TRACEDIR_END after the last one,
+ * TRACEDIR_MORE when the window ends inside the next item (nothing is
+ * consumed: feed a window that starts at or before
+ * tracedir_stream_keep() and holds more, and call again), or
  * TRACEDIR_ERROR when something is wrong, with the message in s->err
  * and its byte offset in s->err_off; the walk stops there (every later
- * call says the same).  Each call does work bounded by the bytes it
- * consumes, and each item consumes at least one byte.
+ * call says the same).  Each call does work bounded by the window, and
+ * each item consumes at least one byte.
  */
 enum tracedir_item tracedir_stream_next(struct tracedir_stream *s,
 	    struct tracedir_event *ev);
 
-/* tracedir-io.c: reading directories */
+/*
+ * After TRACEDIR_ERROR: go on past the damage.  An error inside a
+ * packet whose header and context were good skips the rest of that
+ * packet; one in a packet header or context makes the walk look for the
+ * next packet magic after that packet's first byte, and read from
+ * there.  Each resync moves the walk forward, so a file of corrupt
+ * packets still ends.  Returns 0 (the walk goes on; the next call may
+ * ask for MORE).
+ */
+int	tracedir_stream_resync(struct tracedir_stream *s);
 
-/* One stream file, read into memory. */
+/*
+ * After TRACEDIR_PACKET or an event of it: skip the packet's remaining
+ * events, unread (a reader that wants nothing before a time skips the
+ * packets that end before it).
+ */
+void	tracedir_stream_skip_packet(struct tracedir_stream *s);
+
+/* tracedir-io.c: finding sessions */
+
+/* One stream file (its bytes are read by reader.c, a window at a time). */
 struct tracedir_file {
 	char		*path;		/* owned */
 	const char	*name;		/* into path: the file name */
-	uint8_t		*data;		/* owned */
-	size_t		 len;
+	uint64_t	 len;		/* bytes, when it was listed */
 };
 
 /* One session directory: a metadata file and its streams. */
@@ -250,13 +327,13 @@ typedef void	(*tracedir_error_cb)(void *arg, const char *msg);
  * Add to 'set' the session at 'path' (a directory holding 'metadata')
  * or every session below it, at most TRACEDIR_DEPTH_MAX directories
  * down, in name order.  Every regular file of a session other than
- * 'metadata' and names starting with '.' is a stream; each is read
- * whole, up to TRACEDIR_STREAM_MAX bytes (metadata:
- * TRACEDIR_METADATA_MAX).  Each problem (unreadable or oversized file,
- * bad metadata, no session at all) goes to 'cb' once and loading goes
- * on with the rest; a session whose metadata is bad is kept with meta
- * NULL and no files.  Returns the number of problems reported, or -1
- * when out of memory (after reporting it).
+ * 'metadata' and names starting with '.' is a stream; each is listed
+ * with its size, not read.  The metadata is read whole, up to
+ * TRACEDIR_METADATA_MAX bytes, and parsed.  Each problem (unreadable
+ * file, bad metadata, no session at all) goes to 'cb' once and loading
+ * goes on with the rest; a session whose metadata is bad is kept with
+ * meta NULL and no files.  Returns the number of problems reported, or
+ * -1 when out of memory (after reporting it).
  */
 int	tracedir_load(struct tracedir_set *set, const char *path,
 	    tracedir_error_cb cb, void *arg);

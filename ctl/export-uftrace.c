@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * tracectl export --format uftrace -o OUTDIR DIR...: a uftrace.data
+ * directory that uftrace 0.13 reads (replay, graph, tui, dump --chrome,
+ * info): the graph tracer's traced:func_entry and traced:func_exit
+ * records become calls, named from the sessions' functions/module-N
+ * files; every other event becomes a uftrace event; every loss a LOST
+ * record.  The writing is uftrace.c's; this file feeds it the reader's
+ * items.
+ */
+#include <string.h>
+
+#include "export.h"
+#include "uftrace.h"
+
+struct uft_state {
+	struct uftrace	*w;
+};
+
+static void
+uft_error(void *arg, const char *msg)
+{
+	export_error(arg, "%s", msg);
+}
+
+static int
+uft_begin(struct export *x)
+{
+	struct uft_state *st = x->priv;
+	size_t i;
+
+	if ((st->w = uftrace_new(x->dirfd, uft_error, x)) == NULL)
+		goto nomem;
+	for (i = 0; i < x->nsessions; i++)
+		if (uftrace_session(st->w, i, x->sessions[i].path,
+		    x->sessions[i].pid, x->sessions[i].number,
+		    x->sessions[i].comm) == -1)
+			goto nomem;
+	for (i = 0; i < x->nthreads; i++)
+		if (uftrace_thread(st->w, i, x->threads[i].sess->index,
+		    x->threads[i].tid) == -1)
+			goto nomem;
+	return 0;
+nomem:
+	export_error(x, "out of memory");
+	return -1;
+}
+
+/* The field 'name' of an event, or -1 if it has none. */
+static int
+uft_field(const struct tracedir_event *ev, const char *name, uint64_t *v)
+{
+	unsigned i;
+
+	for (i = 0; i < ev->nvalues; i++)
+		if (strcmp(ev->values[i].decl->shown, name) == 0) {
+			*v = ev->values[i].u;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+uft_item(struct export *x, const struct reader_item *it)
+{
+	struct uft_state *st = x->priv;
+	const char *name;
+	uint64_t addr, depth;
+	size_t thr = it->thread->index;
+	int exit_;
+
+	if (it->kind == READER_LOST)
+		return it->lost > 0 ? uftrace_lost(st->w, thr, it->ns,
+		    it->lost) : 0;
+	name = it->ev->cls->name;
+	exit_ = strcmp(name, "traced:func_exit") == 0;
+	if (exit_ || strcmp(name, "traced:func_entry") == 0) {
+		if (uft_field(it->ev, "addr", &addr) == -1 ||
+		    uft_field(it->ev, "depth", &depth) == -1)
+			return 0;	/* not ours: a provider's of that name */
+		return exit_ ? uftrace_exit(st->w, thr, it->ns, addr, depth) :
+		    uftrace_entry(st->w, thr, it->ns, addr, depth);
+	}
+	return uftrace_event(st->w, thr, it->ns, name);
+}
+
+static int
+uft_end(struct export *x)
+{
+	struct uft_state *st = x->priv;
+
+	return uftrace_finish(st->w) == 0 ? 0 : 0;	/* said */
+}
+
+static void
+uft_free(struct export *x)
+{
+	struct uft_state *st = x->priv;
+
+	uftrace_free(st->w);
+}
+
+const struct export_format export_fmt_uftrace = {
+	.name = "uftrace",
+	.help = "uftrace.data: function calls, events and losses (uftrace "
+	    "0.13 replay, graph, tui, dump)",
+	.out_is_dir = 1,
+	.priv_size = sizeof(struct uft_state),
+	.begin = uft_begin,
+	.item = uft_item,
+	.end = uft_end,
+	.free = uft_free,
+};

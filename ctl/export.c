@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * tracectl export: the command line, the output, and the loop that
+ * hands the reader's items to one format (export.h).  The formats are
+ * in export-*.c; this file knows them only through their table.
+ *
+ * A single-file output is written under a temporary name in the same
+ * directory and renamed over OUT once complete, so that a viewer never
+ * opens half a file and a failed export leaves what was there before;
+ * '-o -' writes to stdout.  A directory output is created if missing
+ * (its parent must exist) and its files are made with openat()
+ * relative to it.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "format.h"
+#include "tracectl.h"
+
+#define EXPORT_BUF	(1u << 20)
+
+static const struct export_format *const export_formats[] = {
+	&export_fmt_chrome,
+	&export_fmt_perfetto,
+	&export_fmt_simpletrace,
+	&export_fmt_uftrace,
+};
+#define EXPORT_NFORMATS	(sizeof(export_formats) / sizeof(export_formats[0]))
+
+static void
+export_usage(FILE *f)
+{
+	fputs("usage: tracectl export --format FORMAT -o OUT [--pair A:B "
+	    "[--key FIELD]] [FILTERS] DIR...\n", f);
+}
+
+static void
+export_help(void)
+{
+	size_t	 i;
+
+	export_usage(stdout);
+	fputs("\nWrite the traces under each DIR in another format.\n\n"
+	    "formats:\n", stdout);
+	for (i = 0; i < EXPORT_NFORMATS; i++)
+		printf("  %-12s %s%s\n", export_formats[i]->name,
+		    export_formats[i]->help, export_formats[i]->out_is_dir ?
+		    " (-o names a directory)" : "");
+	fputs("\n"
+	    "  -f, --format FORMAT  the output format\n"
+	    "  -o, --output OUT     the file to write ('-': stdout), or the "
+	    "directory\n", stdout);
+	fputs(pair_opts_help, stdout);
+	fputs(reader_opts_help, stdout);
+	fputs("\nSee tracectl(1).\n", stdout);
+}
+
+/*
+ * Say a problem.  Contract in export.h.
+ */
+void
+export_error(struct export *x, const char *fmt, ...)
+{
+	struct strbuf	 b;
+	char		 msg[1024];
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (x != NULL)
+		x->nerrors++;
+	strbuf_init(&b);
+	strbuf_add_escaped(&b, msg, strlen(msg), 0);
+	fflush(stdout);
+	fprintf(stderr, "tracectl: export: %s\n",
+	    b.s != NULL ? b.s : "out of memory");
+	strbuf_free(&b);
+}
+
+static void
+export_reader_error(void *arg, const char *msg)
+{
+	struct strbuf	 b;
+
+	(void)arg;
+	strbuf_init(&b);
+	strbuf_add_escaped(&b, msg, strlen(msg), 0);
+	fflush(stdout);
+	fprintf(stderr, "tracectl: %s\n", b.s != NULL ? b.s : "out of memory");
+	strbuf_free(&b);
+}
+
+/*
+ * A file of the output directory.  Contract in export.h.
+ */
+FILE *
+export_open(struct export *x, const char *name)
+{
+	FILE	*f;
+	int	 fd;
+
+	fd = openat(x->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0644);
+	if (fd == -1) {
+		export_error(x, "%s/%s: %s", x->out_path, name,
+		    strerror(errno));
+		return NULL;
+	}
+	if ((f = fdopen(fd, "w")) == NULL) {
+		export_error(x, "%s/%s: %s", x->out_path, name,
+		    strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 64u << 10);
+	return f;
+}
+
+/*
+ * Close a file of the output directory.  Contract in export.h.
+ */
+int
+export_close(struct export *x, FILE *f, const char *name)
+{
+	int	 bad;
+
+	bad = fflush(f) == EOF || ferror(f);
+	if (fclose(f) == EOF)
+		bad = 1;
+	if (bad) {
+		export_error(x, "%s/%s: cannot write: %s", x->out_path, name,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static const struct export_format *
+export_find(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; i < EXPORT_NFORMATS; i++)
+		if (strcmp(export_formats[i]->name, name) == 0)
+			return export_formats[i];
+	return NULL;
+}
+
+/* Open the output.  *tmp gets the temporary name to rename, if any. */
+static int
+export_open_out(struct export *x, char **tmp)
+{
+	int	 fd;
+
+	*tmp = NULL;
+	if (x->fmt->out_is_dir) {
+		if (mkdir(x->out_path, 0755) == -1 && errno != EEXIST) {
+			export_error(x, "%s: %s", x->out_path, strerror(errno));
+			return -1;
+		}
+		if ((x->dirfd = open(x->out_path, O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC)) == -1) {
+			export_error(x, "%s: %s%s", x->out_path,
+			    strerror(errno), errno == ENOTDIR ? " (the format "
+			    "writes a directory of files)" : "");
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(x->out_path, "-") == 0) {
+		x->out = stdout;
+		return 0;
+	}
+	if (asprintf(tmp, "%s.tmp-%ld", x->out_path, (long)getpid()) == -1) {
+		*tmp = NULL;
+		export_error(x, "out of memory");
+		return -1;
+	}
+	fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	if (fd == -1 || (x->out = fdopen(fd, "w")) == NULL) {
+		export_error(x, "%s: %s", *tmp, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	setvbuf(x->out, NULL, _IOFBF, EXPORT_BUF);
+	return 0;
+}
+
+/* Close the output; rename the temporary file on success. */
+static int
+export_close_out(struct export *x, char *tmp, int ok)
+{
+	int	 bad = 0;
+
+	if (x->out != NULL) {
+		bad = fflush(x->out) == EOF || ferror(x->out);
+		if (x->out != stdout && fclose(x->out) == EOF)
+			bad = 1;
+		x->out = NULL;
+		if (bad)
+			export_error(x, "%s: cannot write: %s", tmp != NULL ?
+			    tmp : x->out_path, strerror(errno));
+	}
+	if (x->dirfd != -1) {
+		close(x->dirfd);
+		x->dirfd = -1;
+	}
+	if (tmp != NULL) {
+		if (ok && !bad && rename(tmp, x->out_path) == -1) {
+			export_error(x, "%s: %s", x->out_path, strerror(errno));
+			bad = 1;
+		}
+		if (!ok || bad)
+			unlink(tmp);
+	}
+	return bad ? -1 : 0;
+}
+
+/*
+ * tracectl export.  Contract in tracectl.h.
+ */
+int
+export_main(int nargs, char **args)
+{
+	struct export		 x;
+	struct reader_opts	 opts;
+	struct pair_rules	 pairs;
+	struct pairer		*pairer = NULL;
+	struct pair_match	 m;
+	const struct reader_item *it;
+	const char		*format = NULL;
+	char			**dirs = NULL, err[256], *tmp = NULL;
+	size_t			 i, ndirs = 0;
+	int			 a, rc, dashdash = 0, ret = EXIT_DONE, ok = 0;
+	int			 began = 0;
+
+	memset(&x, 0, sizeof(x));
+	memset(&pairs, 0, sizeof(pairs));
+	x.dirfd = -1;
+	reader_opts_init(&opts);
+	if ((dirs = calloc((size_t)nargs + 1, sizeof(*dirs))) == NULL)
+		goto nomem;
+	for (a = 0; a < nargs; ) {
+		if (dashdash || args[a][0] != '-' || args[a][1] == '\0') {
+			dirs[ndirs++] = args[a++];
+			continue;
+		}
+		if (strcmp(args[a], "--") == 0) {
+			dashdash = 1;
+			a++;
+		} else if (strcmp(args[a], "--help") == 0 ||
+		    strcmp(args[a], "-h") == 0) {
+			export_help();
+			goto out;
+		} else if (strcmp(args[a], "--format") == 0 ||
+		    strcmp(args[a], "-f") == 0 || strcmp(args[a], "-o") == 0 ||
+		    strcmp(args[a], "--output") == 0) {
+			if (a + 1 >= nargs) {
+				snprintf(err, sizeof(err), "%s needs a value",
+				    args[a]);
+				goto usage;
+			}
+			if (args[a][1] == 'f' || args[a][2] == 'f')
+				format = args[a + 1];
+			else
+				x.out_path = args[a + 1];
+			a += 2;
+		} else if ((rc = pair_opt(&pairs, nargs, args, &a, err,
+		    sizeof(err))) != 0) {
+			if (rc == -1)
+				goto usage;
+		} else if ((rc = reader_opt(&opts, nargs, args, &a, err,
+		    sizeof(err))) != 1) {
+			if (rc == 0)
+				snprintf(err, sizeof(err), "unknown option "
+				    "'%s'", args[a]);
+			goto usage;
+		}
+	}
+	if (format == NULL) {
+		snprintf(err, sizeof(err), "no --format given (one of "
+		    "chrome, perfetto, simpletrace)");
+		goto usage;
+	}
+	if ((x.fmt = export_find(format)) == NULL) {
+		snprintf(err, sizeof(err), "unknown format '%.60s' (one of "
+		    "chrome, perfetto, simpletrace)", format);
+		goto usage;
+	}
+	if (x.out_path == NULL || x.out_path[0] == '\0') {
+		snprintf(err, sizeof(err), "no output given (-o %s)",
+		    x.fmt->out_is_dir ? "DIRECTORY" : "FILE");
+		goto usage;
+	}
+	if (x.fmt->out_is_dir && strcmp(x.out_path, "-") == 0) {
+		snprintf(err, sizeof(err), "%s writes a directory: -o - is not "
+		    "possible", x.fmt->name);
+		goto usage;
+	}
+	if (ndirs == 0) {
+		snprintf(err, sizeof(err), "no trace directory given");
+		goto usage;
+	}
+
+	if ((x.reader = reader_new(&opts, export_reader_error, &x)) == NULL)
+		goto nomem;
+	for (i = 0; i < ndirs; i++)
+		if (reader_add(x.reader, dirs[i]) == -1)
+			goto fail;
+	if (reader_start(x.reader) == -1)
+		goto fail;
+	x.sessions = reader_sessions(x.reader, &x.nsessions);
+	x.threads = reader_threads(x.reader, &x.nthreads);
+	x.pairs = &pairs;
+	if (pairs.n > 0 && (pairer = pairer_new(&pairs)) == NULL)
+		goto nomem;
+	if (x.fmt->priv_size > 0 && (x.priv = calloc(1,
+	    x.fmt->priv_size)) == NULL)
+		goto nomem;
+	if (export_open_out(&x, &tmp) == -1)
+		goto fail;
+	began = 1;
+	if (x.fmt->begin != NULL && x.fmt->begin(&x) == -1)
+		goto fail;
+	while ((rc = reader_next(x.reader, &it)) > 0) {
+		if (x.fmt->item(&x, it) == -1)
+			goto fail;
+		if (pairer != NULL && (rc = pairer_feed(pairer, it, &m)) != 0) {
+			if (rc == -1)
+				goto nomem;
+			if (x.fmt->pair != NULL && x.fmt->pair(&x, &m) == -1)
+				goto fail;
+		}
+	}
+	if (rc == -1)
+		goto fail;
+	if (x.fmt->end != NULL && x.fmt->end(&x) == -1)
+		goto fail;
+	ok = 1;
+	goto out;
+usage:
+	fprintf(stderr, "tracectl: export: %s\n", err);
+	export_usage(stderr);
+	ret = EXIT_USAGE;
+	goto out;
+nomem:
+	export_error(&x, "out of memory");
+fail:
+	ret = EXIT_FAILED;
+out:
+	if (began && x.fmt->free != NULL)
+		x.fmt->free(&x);
+	if (began && export_close_out(&x, tmp, ok) == -1)
+		ret = EXIT_FAILED;
+	if (ret == EXIT_DONE && (x.nerrors > 0 || (x.reader != NULL &&
+	    reader_nerrors(x.reader) > 0)))
+		ret = EXIT_FAILED;
+	free(tmp);
+	free(x.priv);
+	pairer_free(pairer);
+	reader_free(x.reader);
+	pair_rules_free(&pairs);
+	reader_opts_free(&opts);
+	free(dirs);
+	return ret;
+}
