@@ -16,6 +16,16 @@
  *	batches every millisecond, for SECONDS.  Prints "emitted N behind B"
  *	(B: batches that started late, i.e. the producer could not keep
  *	the pace).
+ *   bench threads N EVENTS
+ *	N threads, started one after the other, each emitting EVENTS
+ *	events and exiting.  Prints "threads N seconds S peak_kb K" (the
+ *	time from the first start to the last join; the peak resident
+ *	memory of the process).
+ *   bench lap EVENTS ROUNDS
+ *	One thread emits one event (its buffers are made), then ROUNDS
+ *	rounds of EVENTS events, each timed.  Prints "lap" and each
+ *	round's ns/event: the first rounds run through fresh buffer
+ *	memory, the later ones through memory used before.
  *
  * Timing is clock_gettime(CLOCK_MONOTONIC) around each thread's whole
  * loop, so its own cost is spread over EVENTS events.
@@ -111,6 +121,105 @@ rate_thread(void *arg)
 	return (void *)seq;
 }
 
+/* threads mode: each thread emits 'nevents' events and exits. */
+static void *
+short_thread(void *arg)
+{
+	unsigned long i;
+
+	(void)arg;
+	for (i = 0; i < nevents; i++)
+		EMIT(i);
+	return NULL;
+}
+
+/* The process's peak resident memory, KiB (VmHWM). */
+static unsigned long
+peak_rss_kb(void)
+{
+	char line[256];
+	unsigned long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmHWM: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * bench threads N EVENTS: N threads, started one after the other (each
+ * may still run when the next starts), each emitting EVENTS events;
+ * prints "threads N seconds S peak_kb K".
+ */
+static int
+run_threads(unsigned long n)
+{
+	pthread_t *t = calloc(n, sizeof(*t));
+	uint64_t t0, t1;
+	unsigned long i;
+
+	if (t == NULL)
+		return 1;
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, short_thread, NULL) != 0)
+			return 1;
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	t1 = now_ns();
+	printf("threads %lu seconds %.4f peak_kb %lu\n", n,
+	    (double)(t1 - t0) / 1e9, peak_rss_kb());
+	free(t);
+	return 0;
+}
+
+/* lap mode: one thread, rounds of nevents, each timed. */
+static void *
+lap_thread(void *arg)
+{
+	unsigned long r, i;
+	uint64_t t0, t1;
+
+	(void)arg;
+	EMIT(0);		/* makes the thread's buffers: not timed */
+	for (r = 0; r < rounds; r++) {
+		t0 = now_ns();
+		for (i = 0; i < nevents; i++)
+			EMIT(i);
+		t1 = now_ns();
+		samples[r] = (double)(t1 - t0) / (double)nevents;
+		/* Let the consumer catch up between rounds. */
+		usleep((useconds_t)(100000 + nevents / 8));
+	}
+	return NULL;
+}
+
+/*
+ * bench lap EVENTS ROUNDS: one thread, ROUNDS rounds of EVENTS events;
+ * prints "lap" and each round's ns/event, in order.
+ */
+static int
+run_lap(void)
+{
+	pthread_t t;
+	unsigned long r;
+
+	samples = calloc(rounds, sizeof(*samples));
+	if (samples == NULL)
+		return 1;
+	pthread_create(&t, NULL, lap_thread, NULL);
+	pthread_join(t, NULL);
+	printf("lap");
+	for (r = 0; r < rounds; r++)
+		printf(" %.2f", samples[r]);
+	printf("\n");
+	return 0;
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -127,9 +236,20 @@ main(int argc, char *argv[])
 	void *ret;
 	long i;
 
+	if (argc == 4 && strcmp(argv[1], "threads") == 0) {
+		nevents = strtoul(argv[3], NULL, 10);
+		return run_threads(strtoul(argv[2], NULL, 10));
+	}
+	if (argc == 4 && strcmp(argv[1], "lap") == 0) {
+		nevents = strtoul(argv[2], NULL, 10);
+		rounds = strtoul(argv[3], NULL, 10);
+		return run_lap();
+	}
 	if (argc != 5 || (strcmp(argv[1], "loop") && strcmp(argv[1], "rate"))) {
 		fprintf(stderr, "usage: bench loop THREADS EVENTS ROUNDS\n"
-		    "       bench rate THREADS RATE SECONDS\n");
+		    "       bench rate THREADS RATE SECONDS\n"
+		    "       bench threads N EVENTS\n"
+		    "       bench lap EVENTS ROUNDS\n");
 		return 2;
 	}
 	nthreads = atoi(argv[2]);

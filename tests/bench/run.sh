@@ -6,13 +6,26 @@
 #
 # Rows: enabled and disabled events, 1 and 2 producer threads, in a
 # tight loop (rings overflow: the cost includes the loss path, and the
-# table says how much was kept) at the default ring size, and again with
-# a ring that holds a whole round (no loss: the pure fast path).  Then
-# the highest steady rate (2 paced threads) each tracer sustains for
-# BENCH_RATE_SECONDS with zero loss at the default ring size.
+# table says how much was kept) with 1 MiB per thread, and again with
+# a ring that holds a whole round (no loss: the pure fast path).  Then:
+#   - the trace directory's file system: how fast its page cache and
+#     its disk take writes (dd, 1 MiB blocks), the physical limit;
+#   - 2,000 threads of 11 events each: time and peak memory, traced and
+#     untraced (TRACED=0);
+#   - the first lap: one thread's rounds through a fresh 256 MiB
+#     buffer, the first against later ones;
+#   - the daemons' CPU per event at fixed paced rates (2 and 8 million
+#     events a second), traced with its defaults;
+#   - a busy machine: what is lost at 1 million events a second while
+#     two busy loops at nice 0 hold the CPUs;
+#   - the highest steady rate (2 paced threads) each tracer sustains for
+#     BENCH_RATE_SECONDS with zero loss, searched up to the page cache's
+#     speed.
 #
 # Environment: BENCH_EVENTS (per thread per round, default 2000000),
-# BENCH_ROUNDS (7), BENCH_RATE_SECONDS (10), BENCH_QUICK=1 (a smoke run).
+# BENCH_ROUNDS (7), BENCH_RATE_SECONDS (10), BENCH_THREAD_ROUNDS (5),
+# BENCH_LIMIT_MB (2048, written to measure the file system),
+# BENCH_QUICK=1 (a smoke run).
 set -eu
 : "${O:?}"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +46,10 @@ JSON="$B/results.json"
 TD_PID= LT_PID=
 HZ=$(getconf CLK_TCK)
 
+BUSY=
 cleanup() {
+	# shellcheck disable=SC2086
+	[ -n "$BUSY" ] && kill $BUSY 2>/dev/null
 	[ -n "$TD_PID" ] && kill "$TD_PID" 2>/dev/null && wait "$TD_PID" 2>/dev/null
 	if [ -n "$LT_PID" ]; then
 		lttng destroy -a >/dev/null 2>&1 || true
@@ -211,6 +227,174 @@ pair "disabled, 2 threads"               off 2 $RING 256K 4
 pair "enabled, 1 thread, no-loss ring"   on  1 $BIG 64M 4
 pair "enabled, 2 threads, no-loss ring"  on  2 $BIG 64M 4
 
+# ---- the physical limit: the trace directory's file system --------------------
+
+# dd_mbs ARGS...: MB/s that dd reports writing LIMIT_MB MiB of zeros.
+dd_mbs() {
+	dd if=/dev/zero of="$T/limit.bin" bs=1M count="$LIMIT_MB" "$@" 2>&1 |
+		awk '/copied/ { v = $(NF - 1); u = $NF
+			if (u ~ /^GB/) v *= 1000; else if (u ~ /^kB/) v /= 1000
+			printf "%d\n", v }'
+	rm -f "$T/limit.bin"
+}
+
+say "  the page cache's and the disk's write speed under $T"
+LIMIT_MB=${BENCH_LIMIT_MB:-2048}
+[ "${BENCH_QUICK:-0}" = 1 ] && LIMIT_MB=256
+pc_mbs=$(dd_mbs)
+disk_mbs=$(dd_mbs conv=fdatasync)
+# 64-byte events a second either can take.
+pc_ev=$((pc_mbs * 1000000 / 64))
+disk_ev=$((disk_mbs * 1000000 / 64))
+{
+	echo
+	echo "trace directory's file system ($(df -T "$T" | awk 'NR == 2 { print $2 " on " $1 }')): page cache $pc_mbs MB/s ($pc_ev events/s of 64 bytes), disk $disk_mbs MB/s ($disk_ev events/s) with fdatasync"
+} >> "$RES"
+
+# ---- many short threads --------------------------------------------------------
+
+# threads_run traced|untraced: "seconds peak_kb" of 2,000 threads of 11
+# events each, the median of THR_ROUNDS runs (peak: the largest).
+THR_ROUNDS=${BENCH_THREAD_ROUNDS:-5}
+threads_run() {
+	: > "$T/thr"
+	k=0
+	while [ $k -lt "$THR_ROUNDS" ]; do
+		k=$((k + 1))
+		if [ "$1" = untraced ]; then
+			TRACED=0 "$B/bench-traced" threads 2000 11 >> "$T/thr"
+		else
+			"$B/bench-traced" threads 2000 11 >> "$T/thr"
+		fi
+	done
+	sort -n -k 4 "$T/thr" | awk -v n="$THR_ROUNDS" '
+		{ t[NR] = $4; if ($6 > p) p = $6 }
+		END { printf "%s %d\n", t[int((n + 1) / 2)], p }'
+}
+
+say "  2,000 threads of 11 events"
+thr_u=$(threads_run untraced)
+td_start
+"$BIN/tracectl" trace-event bench_ev on >/dev/null
+thr_t=$(threads_run traced)
+"$BIN/tracectl" trace-file flush >/dev/null
+td_hwm=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$TD_PID/status")
+td_stop
+set -- $thr_u $thr_t
+{
+	echo
+	echo "2,000 threads of 11 events each (median of $THR_ROUNDS runs; peak: the program's largest VmHWM):"
+	printf '  untraced (TRACED=0)  %8.3f s  peak %7d KiB\n' "$1" "$2"
+	printf '  traced               %8.3f s  peak %7d KiB  (daemon peak %d KiB)\n' "$3" "$4" "$td_hwm"
+	awk -v u="$1" -v t="$3" 'BEGIN { printf "  ratio traced/untraced time %.2f\n", t / u }'
+} >> "$RES"
+
+# ---- first lap -----------------------------------------------------------------
+
+# lap_line traced|lttng: "lap r0 r1 ..." of 2M-event rounds through a
+# fresh 256 MiB buffer (traced: a ring that may grow to 256 MiB; LTTng:
+# 4 x 64 MiB per CPU).
+lap_line() {
+	if [ "$1" = traced ]; then
+		td_start
+		"$BIN/tracectl" trace-event bench_ev on >/dev/null
+		TRACED_RING_SIZE=$BIG "$B/bench-traced" lap "$EVENTS" 6
+		td_stop
+	else
+		rm -rf "$T/lt"
+		lttng create bench --output="$T/lt" >/dev/null
+		lttng enable-channel -u -s bench --subbuf-size=64M \
+			--num-subbuf=4 ch >/dev/null
+		lttng enable-event -u -s bench -c ch 'bench:ev' >/dev/null
+		lttng start bench >/dev/null
+		LTTNG_UST_REGISTER_TIMEOUT=-1 "$B/bench-lttng" lap "$EVENTS" 6
+		lttng destroy bench >/dev/null
+	fi
+}
+
+say "  first lap, 256 MiB buffers"
+lap_t=$(lap_line traced)
+lap_l=$(lap_line lttng)
+{
+	echo
+	shm_thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null || true)
+	echo "first lap: one thread, rounds of $EVENTS events (ns/event each), 256 MiB buffers; first = round 1, later = median of rounds 4-6 (shared-memory huge pages: ${shm_thp:-unknown}):"
+	for l in "traced $lap_t" "lttng $lap_l"; do
+		echo "$l" | awk '{ n = split($0, f, " ")
+				c = f[6] + 0; d = f[7] + 0; e = f[8] + 0
+			# median of rounds 4-6
+			if ((c <= d && d <= e) || (e <= d && d <= c)) m = d
+			else if ((d <= c && c <= e) || (e <= c && c <= d)) m = c
+			else m = e
+			printf "  %-7s rounds %s %s %s %s %s %s  first %s later %.2f ratio %.2f\n",
+			    f[1], f[3], f[4], f[5], f[6], f[7], f[8], f[3], m, f[3] / m }'
+	done
+} >> "$RES"
+
+# ---- daemon CPU at a fixed rate ------------------------------------------------
+
+fixed_rate() {	# RATE: one row per tracer, defaults (traced) / 1 MiB per CPU (LTTng)
+	say "  $1 events/s, 2 paced threads, $RATE_SECONDS s"
+	a=$(td_run on 2 "" rate 2 "$1" "$RATE_SECONDS")
+	b=$(lt_run on 2 256K 4 rate 2 "$1" "$RATE_SECONDS")
+	for t in "traced $a" "lttng $b"; do
+		set -- $t
+		# tracer emitted N behind B intrace lost cpu
+		cpu_ns=$(awk -v c="$8" -v n="$6" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }')
+		printf '  %-7s %10s emitted %10s in trace %10s lost %6s late batches; daemon CPU %s ns/event\n' \
+		    "$1" "$3" "$6" "$7" "$5" "$cpu_ns" >> "$RES"
+		echo "$1 $cpu_ns" >> "$T/fixed.$rate_id"
+	done
+	awk '{ v[$1] = $2 } END { if (v["lttng"] > 0)
+		printf "  ratio traced/LTTng daemon CPU per event %.2f\n", v["traced"] / v["lttng"] }' \
+		"$T/fixed.$rate_id" >> "$RES"
+}
+
+{
+	echo
+	echo "fixed paced rates, 2 threads, $RATE_SECONDS s: traced with its defaults (rings from 1 MiB, growing up to 16 MiB), LTTng with 4 x 256 KiB per CPU"
+} >> "$RES"
+rate_id=2M; echo "2,000,000 events/s:" >> "$RES"; fixed_rate 2000000
+rate_id=8M; echo "8,000,000 events/s:" >> "$RES"; fixed_rate 8000000
+
+# ---- a busy machine ----------------------------------------------------------
+
+# Two busy loops at nice 0, one per CPU of a 2-CPU machine, hold the
+# CPUs while a program emits 1,000,000 events/s (2 paced threads) for
+# RATE_SECONDS; each tracer with its defaults (traced) or 4 x 256 KiB
+# per CPU (LTTng).  What counts is what is lost.
+busy_start() {
+	BUSY=
+	for i in 1 2; do
+		sh -c 'while :; do :; done' &
+		BUSY="$BUSY $!"
+	done
+}
+busy_stop() {
+	# shellcheck disable=SC2086
+	kill $BUSY 2>/dev/null
+	for p in $BUSY; do wait "$p" 2>/dev/null || true; done
+	BUSY=
+}
+say "  busy machine: 1,000,000 events/s next to two busy loops, $RATE_SECONDS s"
+busy_start
+b_t=$(td_run on 2 "" rate 2 1000000 "$RATE_SECONDS")
+b_l=$(lt_run on 2 256K 4 rate 2 1000000 "$RATE_SECONDS")
+busy_stop
+{
+	echo
+	echo "busy machine: two busy loops at nice 0 beside a program at 1,000,000 events/s (2 paced threads), $RATE_SECONDS s; traced defaults, LTTng 4 x 256 KiB per CPU:"
+	for t in "traced $b_t" "lttng $b_l"; do
+		set -- $t
+		# tracer emitted N behind B intrace lost cpu
+		printf '  %-7s %10s emitted %10s in trace %10s lost\n' \
+		    "$1" "$3" "$6" "$7"
+	done
+} >> "$RES"
+printf ',\n{"case":"busy machine, 1M events/s","traced_emitted":%s,"traced_lost":%s,"lttng_emitted":%s,"lttng_lost":%s}' \
+	"$(echo "$b_t" | cut -d' ' -f2)" "$(echo "$b_t" | cut -d' ' -f6)" \
+	"$(echo "$b_l" | cut -d' ' -f2)" "$(echo "$b_l" | cut -d' ' -f6)" >> "$JSON"
+
 # ---- zero-loss rate ---------------------------------------------------------
 
 # rate_ok TRACER RATE: 0 if RATE events/s for RATE_SECONDS lose nothing
@@ -218,7 +402,7 @@ pair "enabled, 2 threads, no-loss ring"  on  2 $BIG 64M 4
 rate_ok() {
 	rate=$2
 	if [ "$1" = traced ]; then
-		line=$(td_run on 2 $RING rate 2 "$2" "$RATE_SECONDS")
+		line=$(td_run on 2 "" rate 2 "$2" "$RATE_SECONDS")
 	else
 		line=$(lt_run on 2 256K 4 rate 2 "$2" "$RATE_SECONDS")
 	fi
@@ -230,33 +414,48 @@ rate_ok() {
 	[ "$6" = 0 ] && [ "$5" = "$2" ] && [ "$4" -lt $((RATE_SECONDS * 2 * 50)) ]
 }
 
-best_rate() {	# TRACER: highest rate (events/s, 2 threads) with zero loss
+# best_rate TRACER: highest rate (events/s, 2 threads) with zero loss,
+# searched up to the page cache's write speed, the physical limit of
+# what any tracer can keep for long.
+best_rate() {
 	lo=0 hi=
 	r=1000000
-	while [ $r -le 128000000 ]; do
+	while [ $r -le "$pc_ev" ]; do
 		if rate_ok "$1" $r; then lo=$r; r=$((r * 2)); else hi=$r; break; fi
 	done
-	[ -n "$hi" ] || { echo $lo; return; }
+	if [ -z "$hi" ]; then
+		# Every try up to the limit kept everything: try the limit.
+		if [ "$lo" -lt "$pc_ev" ] && rate_ok "$1" "$pc_ev"; then
+			echo "$pc_ev limit"
+			return
+		fi
+		hi=$pc_ev
+	fi
 	for i in 1 2 3; do
 		mid=$(( (lo + hi) / 2 ))
 		if rate_ok "$1" $mid; then lo=$mid; else hi=$mid; fi
 	done
-	echo $lo
+	echo "$lo"
 }
 
 say "  zero-loss rate, 2 paced threads, $RATE_SECONDS s per try: traced"
-rt=$(best_rate traced)
+set -- $(best_rate traced)
+rt=$1 rt_lim=${2:-}
 say "  zero-loss rate: LTTng-UST"
-rl=$(best_rate lttng)
+set -- $(best_rate lttng)
+rl=$1 rl_lim=${2:-}
 lt_stop
 ratio=$(awk -v a="$rt" -v b="$rl" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }')
 {
 	echo
-	echo "highest steady rate with zero loss for ${RATE_SECONDS} s, 2 paced threads, 1 MiB per producer thread:"
-	printf '  traced %12s events/s\n  lttng  %12s events/s\n  ratio traced/LTTng %s\n' "$rt" "$rl" "$ratio"
+	echo "highest steady rate with zero loss for ${RATE_SECONDS} s, 2 paced threads (traced: defaults; LTTng: 4 x 256 KiB per CPU), searched up to the page cache's $pc_ev events/s:"
+	printf '  traced %12s events/s%s\n  lttng  %12s events/s%s\n  ratio traced/LTTng %s\n' \
+	    "$rt" "${rt_lim:+ (the physical limit)}" "$rl" "${rl_lim:+ (the physical limit)}" "$ratio"
 } >> "$RES"
-printf ',\n{"case":"zero-loss rate, 2 threads","traced_events_per_s":%s,"lttng_events_per_s":%s,"ratio":"%s"}\n]\n' \
-	"$rt" "$rl" "$ratio" >> "$JSON"
+printf ',\n{"case":"zero-loss rate, 2 threads","traced_events_per_s":%s,"lttng_events_per_s":%s,"ratio":"%s","page_cache_events_per_s":%s,"disk_events_per_s":%s}\n]\n' \
+	"$rt" "$rl" "$ratio" "$pc_ev" "$disk_ev" >> "$JSON"
+# Function tracing: traced's graph vs uftrace (its own table).
+O="$O" sh "$SRC/tests/bench/func-run.sh" >/dev/null && cat "$B/func-results.txt" >> "$RES"
 cat "$RES"
 echo
 echo "results: $RES and $JSON"

@@ -4,9 +4,11 @@
  *
  * Test helper: a program whose providers come and go, as with plugins.
  *
- *   plugins PLUGIN_SO STOPFILE
+ *   plugins [-w GOFILE] PLUGIN_SO STOPFILE
  *
- * Its own provider (the helpers' events) is registered first.  It
+ * Its own provider (the helpers' events) is registered first.  With -w,
+ * it emits test_tick(0) every 1 ms until GOFILE exists (so that a test
+ * can choose when the plugin's provider registers).  It
  * dlopen()s PLUGIN_SO (generation 1), calls plugin_hello(0, 1), and
  * dlclose()s it; then opens it again (generation 2: a new provider,
  * new event ids).  Until STOPFILE exists, every 1 ms: test_tick(seq)
@@ -16,6 +18,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "trace.h"
@@ -43,15 +46,26 @@ load(const char *path, hello_fn **fn)
 int
 main(int argc, char *argv[])
 {
+	const char *gofile = NULL;
 	hello_fn *hello;
 	uint64_t seq;
 	void *h;
 
+	if (argc == 5 && strcmp(argv[1], "-w") == 0) {
+		gofile = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: plugins PLUGIN_SO STOPFILE\n");
+		fprintf(stderr, "usage: plugins [-w GOFILE] PLUGIN_SO "
+		    "STOPFILE\n");
 		return 2;
 	}
 	trace_test_tick(0);
+	while (gofile != NULL && access(gofile, F_OK) != 0) {
+		usleep(1000);
+		trace_test_tick(0);
+	}
 	if ((h = load(argv[1], &hello)) == NULL)
 		return 1;
 	hello(0, 1);

@@ -70,7 +70,7 @@ type_of() {
 	18) t='const char *' f='"%s"' v='"str"' ;;
 	19) t='const uint8_t *' f='"%p"' v='(const uint8_t *)p' ;;
 	20) t='char *' f='"%s"' v='buf' ;;
-	21) t='hwaddr' f='"0x%" PRIx64' v='0x1000' ;;
+	21) t='off_t' f='"%jd"' v='-12' ;;
 	esac
 }
 
@@ -112,7 +112,6 @@ count=$(grep -c '^[a-z]' "$tmp/trace-events")
 {
 	echo '#include <stdbool.h>'
 	echo '#include <stdint.h>'
-	echo 'typedef uint64_t hwaddr;'
 	echo '#include "trace.h"'
 	echo 'int caller(void *p);'
 	echo 'int'

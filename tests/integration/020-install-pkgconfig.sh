@@ -10,7 +10,7 @@
 P="$T/prefix"
 make -s -C "$SRC" O="$O" install PREFIX="$P" >/dev/null ||
 	fail "make install PREFIX=$P"
-for f in sbin/traced bin/tracectl bin/tracegen lib/libtraced.so \
+for f in bin/traced bin/tracectl bin/tracegen lib/libtraced.so \
 	lib/libtraced.so.1 lib/libtraced.a include/traced.h \
 	include/traced/ring.h lib/pkgconfig/libtraced.pc; do
 	[ -e "$P/$f" ] || fail "make install did not install $f"
@@ -65,11 +65,15 @@ san=
 	"$P/bin/tracegen" --header trace-events > trace.h &&
 	"$P/bin/tracegen" --source trace-events > trace.c &&
 	cc -std=gnu11 -Wall -Wextra -Werror -O2 $san -o app app.c trace.c \
-		$(pkg-config --cflags --libs libtraced) -pthread \
-		-Wl,-rpath,"$P/lib") || fail "building the app with pkg-config"
-ok "built an outside program with pkg-config"
+		$(pkg-config --cflags --libs libtraced) -pthread) ||
+	fail "building the app with pkg-config"
+# A private prefix: pkg-config's flags carry the run path, so the program
+# finds libtraced with no LD_LIBRARY_PATH and no ldconfig.
+env -u LD_LIBRARY_PATH ldd "$T/app/app" | grep -q "libtraced.so.1 => $P/lib/" ||
+	fail "the app does not find libtraced in $P/lib by itself: $(ldd "$T/app/app")"
+ok "built an outside program with pkg-config; it finds $P/lib by itself"
 
-"$P/sbin/traced" --foreground --runtime-dir "$TRACED_RUNTIME_DIR" \
+"$P/bin/traced" --foreground --runtime-dir "$TRACED_RUNTIME_DIR" \
 	--trace-dir "$TRACES" --state-dir "$T/state" >>"$T/traced.log" 2>&1 &
 DAEMON_PID=$!
 wait_for 10 test -S "$TRACED_RUNTIME_DIR/control.sock" || fail "traced start"

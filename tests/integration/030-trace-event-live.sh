@@ -12,7 +12,7 @@ ctl trace-event test_tick off > "$T/off.out" || fail "trace-event off"
 grep -q "test_tick' off: applies now to 1 event in 1 running process" \
 	"$T/off.out" || fail "off reply: $(cat "$T/off.out")"
 ctl info trace-events 'test_tick' > "$T/info.out"
-grep -q "helpers:test_tick  *off  *emit\[$emit\]" "$T/info.out" ||
+grep -q "helpers:test_tick  *off  *rule 'test_tick'  *1 process: emit\[$emit\]" "$T/info.out" ||
 	fail "info trace-events: $(cat "$T/info.out")"
 sleep 0.4
 ctl trace-event test_tick on >/dev/null || fail "trace-event on"

@@ -12,7 +12,7 @@ expect_status() {	# WANT COMMAND...
 
 # No daemon: 3, naming where it looked.
 expect_status 3 ctl info trace
-grep -q "$TRACED_RUNTIME_DIR/control.sock" "$T/err" || fail "unreachable: $(cat "$T/err")"
+grep -qF "no daemon: tried $TRACED_RUNTIME_DIR (missing)" "$T/err" || fail "unreachable: $(cat "$T/err")"
 # Usage errors: 2, before or after reaching the daemon.
 expect_status 2 ctl no-such-command
 expect_status 2 ctl trace-event onlyone

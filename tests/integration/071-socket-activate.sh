@@ -83,7 +83,14 @@ rm -f "$RUN"/*.sock
 activate "$T/traced3.log" -l "$RUN/client.sock" -l "$T/other.sock" \
 	--fdname=client:stranger --
 wait_for 5 test -S "$T/other.sock" || fail "no sockets (3)"
-TRACED_CONNECT_TIMEOUT_MS=0 "$HELPERS/emit" -n 1 >/dev/null 2>&1 || true
+# The program waits for the daemon's answer, so it has connected (and
+# systemd-socket-activate started traced) before it exits: a program
+# that exits first may never connect, and then nothing starts traced.
+TRACED_CONNECT_TIMEOUT_MS=3000 "$HELPERS/emit" -n 1 >/dev/null 2>&1 || true
+wait_for 10 exited "$DAEMON_PID" || {
+	kill "$DAEMON_PID"
+	fail "traced still runs 10 s after a connection with a stranger socket"
+}
 set +e
 wait "$DAEMON_PID"; rc=$?
 set -e

@@ -4,8 +4,9 @@
 # and the reason; options override the file; SIGHUP applies what changed
 # in the file to the settings that can change (trace-dir moves running
 # sessions, ring-size for new processes, drain-interval, writeout-nice
-# reniced threads), names those that need a restart and those the
-# command line keeps, and a bad file on SIGHUP changes nothing.
+# reniced writeout, drain and intake threads), names those that need a
+# restart and those the command line keeps, and a bad file on SIGHUP
+# changes nothing.
 . "$(dirname "$0")/lib.sh"
 
 CONF="$T/traced.conf"
@@ -26,9 +27,10 @@ refused() {
 	[ ! -e "$T/norun" ] || fail "a refused configuration created the runtime directory"
 }
 refused '# settings\nworkers = 2\n\nwrokers = 3\n' \
-	"$CONF:4: unknown key 'wrokers' (known: runtime-dir, trace-dir, state-dir, ring-size, workers, drain-interval, writeout-nice)"
+	"$CONF:4: unknown key 'wrokers' (did you mean 'workers'?); every key is in traced.conf(5)"
+refused 'rings-per-uid = 0\n' "$CONF:1: rings-per-uid: 0 is out of range (1 to 1048576)"
 refused 'drain-interval 50\n' "$CONF:1: expected 'key = value'"
-refused 'ring-size = 3K\n' "$CONF:1: ring-size: 3K is out of range (4K to 1G)"
+refused 'ring-size = 3K\n' "$CONF:1: ring-size: 3K is less than 4K, the smallest ring"
 refused 'writeout-nice = 20\n' "$CONF:1: writeout-nice: '20' is not a number from 0 to 19"
 refused 'trace-dir = traces\n' "$CONF:1: trace-dir: 'traces' is not an absolute path"
 refused 'workers = 2\nworkers = 3\n' "$CONF:2: workers is already set at line 1"
@@ -62,15 +64,18 @@ grep -q "writeout: 2 threads (nice 10), drain every 40 ms; default ring 64 KiB" 
 grep -q "configuration $CONF" "$T/traced.log" || fail "the log does not name the file"
 ok "file read, --drain-interval wins over it"
 
-# nice_of_writeout: the niceness of every writeout thread, one line.
+# nice_of_writeout: the niceness of the threads writeout-nice sets
+# (writeout, drain, intake), "NAME=N" each, sorted, one line.
 nice_of_writeout() {
 	for t in /proc/"$DAEMON_PID"/task/*; do
-		[ "$(cat "$t/comm")" = traced-writeout ] || continue
+		c=$(cat "$t/comm")
+		case $c in traced-writeout|traced-drain|traced-intake) ;; *) continue ;; esac
 		# Field 19 of stat, after the ')' that ends the name.
-		sed 's/.*) //' "$t/stat" | cut -d' ' -f17
+		echo "$c=$(sed 's/.*) //' "$t/stat" | cut -d' ' -f17)"
 	done | sort -u | tr '\n' ' '
 }
-[ "$(nice_of_writeout)" = "10 " ] || fail "writeout threads at nice $(nice_of_writeout)"
+at_nice() { echo "traced-drain=$1 traced-intake=$1 traced-writeout=$1 "; }
+[ "$(nice_of_writeout)" = "$(at_nice 10)" ] || fail "writeout-nice 10: $(nice_of_writeout)"
 
 # A session that keeps running through the reload.
 "$HELPERS/emit" -t 1 -i 1000 -s "$T/stop" >/dev/null &
@@ -109,7 +114,7 @@ ctl info trace >"$T/info"
 grep -q "writeout: 2 threads (nice 15), drain every 40 ms; default ring 256 KiB" "$T/info" ||
 	fail "after reload: $(grep writeout: "$T/info")"
 grep -q "trace file: $T/moved (on)" "$T/info" || fail "trace-dir not moved"
-[ "$(nice_of_writeout)" = "15 " ] || fail "writeout threads at nice $(nice_of_writeout) after reload"
+[ "$(nice_of_writeout)" = "$(at_nice 15)" ] || fail "writeout-nice 15 after reload: $(nice_of_writeout)"
 sleep 0.3
 ctl trace-file flush >/dev/null
 ls "$T/moved"/emit-"$emit"-*/metadata >/dev/null 2>&1 ||
@@ -126,7 +131,7 @@ ctl --json info trace | grep -q '"default_ring_size":262144' || fail "default ri
 printf 'drain-interval = 20\nring-size = huge\n' >"$CONF"
 reload
 case $RELOAD_LINE in
-*"$CONF:2: ring-size: 'huge' is not a size (try 1M): configuration not reloaded, nothing changed"*) ;;
+*"$CONF:2: ring-size: 'huge' is not a size (a power of two from 4K to 1G, such as 1M): configuration not reloaded, nothing changed"*) ;;
 *) fail "bad file on SIGHUP: $RELOAD_LINE" ;;
 esac
 ctl info trace | grep -q "default ring 256 KiB" || fail "a bad file changed something"
@@ -155,7 +160,7 @@ ctl info trace | grep -q "trace file: $T/elsewhere (on)" ||
 sed -i '/^ring-size/d' "$CONF"
 reload
 case $RELOAD_LINE in
-*"ring-size 256K -> 1M"*) ;;
+*"ring-size 256K -> 16M"*) ;;
 *) fail "setting removed: $RELOAD_LINE" ;;
 esac
 ok "only what changed in the file is applied; a removed setting returns to its default"

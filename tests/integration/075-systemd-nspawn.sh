@@ -29,7 +29,7 @@ done
 
 CACHE=${TRACED_CI_CACHE:-/var/cache/traced-ci}
 PKGS=systemd,systemd-sysv,dbus,libevent-2.1-7,libevent-core-2.1-7
-PKGS=$PKGS,libevent-pthreads-2.1-7,libsqlite3-0,libasan8,libubsan1
+PKGS=$PKGS,libevent-pthreads-2.1-7,libsqlite3-0,libasan8,libubsan1,libjansson4
 BASE="$CACHE/rootfs-bookworm-$(echo "$PKGS" | cksum | cut -d' ' -f1)"
 NAME=traced-test-$$
 ROOT="$T/root"
@@ -205,3 +205,47 @@ in_ct journalctl -u traced -o cat >"$T/journal"
 ! grep -q "Sanitizer\|runtime error" "$T/journal" ||
 	fail "sanitizer report: $(grep -A 20 "Sanitizer\|runtime error" "$T/journal" | head -n 30)"
 ok "reload, journal priorities, clean stop, reactivated by tracectl"
+
+# 8. A user's own daemon, from the installed user units, under that
+# user's systemd manager (systemctl --user), as tracectl's hints say.
+in_ct useradd -m -s /bin/sh tracer >>"$T/ct.log" 2>&1 || fail "useradd: $(cat "$T/ct.log")"
+tu=$(in_ct id -u tracer)
+if [ -n "${SANITIZE:-}" ]; then
+	mkdir -p "$ROOT/etc/systemd/user/traced.service.d"
+	printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' \
+		>"$ROOT/etc/systemd/user/traced.service.d/asan.conf"
+fi
+# Without a login (pam_systemd), the manager learns its runtime
+# directory from the unit.
+mkdir -p "$ROOT/etc/systemd/system/user@.service.d"
+printf '[Service]\nEnvironment=XDG_RUNTIME_DIR=/run/user/%%i\n' \
+	>"$ROOT/etc/systemd/system/user@.service.d/xdg.conf"
+in_ct systemctl daemon-reload
+in_ct systemctl start "user@$tu.service" >>"$T/ct.log" 2>&1 ||
+	fail "no user manager for tracer: $(in_ct journalctl -u "user@$tu" --no-pager | tail -n 5)"
+as_tracer() {
+	in_ct setpriv --reuid=tracer --regid=tracer --init-groups env \
+		HOME=/home/tracer XDG_RUNTIME_DIR="/run/user/$tu" \
+		PATH=/usr/local/bin:/usr/bin:/bin "$@"
+}
+wait_for 10 as_tracer systemctl --user is-active default.target ||
+	fail "tracer's manager did not start: $(as_tracer systemctl --user is-system-running 2>&1)"
+as_tracer systemctl --user enable --now traced.socket >>"$T/ct.log" 2>&1 ||
+	fail "systemctl --user enable --now traced.socket: $(tail -n 5 "$T/ct.log")"
+umodes=$(in_ct stat -c '%a %U' "/run/user/$tu/traced" "/run/user/$tu/traced/client.sock" \
+	"/run/user/$tu/traced/control.sock" | tr '\n' ' ')
+[ "$umodes" = "700 tracer 600 tracer 600 tracer " ] || fail "user sockets: $umodes"
+as_tracer env TRACED_CONNECT_TIMEOUT_MS=10000 traced-example 2 10 \
+	>"$T/ex.out" 2>&1 || fail "traced-example as tracer: $(cat "$T/ex.out")"
+as_tracer systemctl --user is-active traced.service >/dev/null ||
+	fail "the user's traced.service did not start: $(as_tracer journalctl --user -u traced --no-pager 2>&1 | tail -n 5)"
+as_tracer tracectl trace-file flush >"$T/ctl.out" 2>&1 || fail "tracer's flush: $(cat "$T/ctl.out")"
+as_tracer tracectl info trace >"$T/ctl.out" 2>&1 || fail "tracer's info trace: $(cat "$T/ctl.out")"
+grep -q "trace file: /home/tracer/.local/share/traced/traces (on)" "$T/ctl.out" &&
+	grep -q "traced-example\[[0-9]*\] uid $tu," "$T/ctl.out" ||
+	fail "tracer's own daemon: $(cat "$T/ctl.out")"
+bt "$ROOT/home/tracer/.local/share/traced/traces" >"$T/bt.txt" 2>"$T/bt.err" ||
+	fail "babeltrace2 on tracer's traces: $(cat "$T/bt.err")"
+n=$(count_events "$T/bt.txt" example_work)
+[ "$n" = 20 ] || fail "$n example_work events in tracer's traces, not 20"
+ok "a user's own traced from the user units: sockets $umodes, $n events in ~/.local/share/traced/traces"

@@ -109,6 +109,20 @@ touch "$T/stop"
 wait $p3 || fail "emit 3 failed without its daemon"
 n3=$(sed -n 's/emitted //p' "$T/emit3.out")
 
+# What a write cut by the kill leaves: part of a packet at the end of a
+# stream, part of a declaration at the end of the metadata.  The next
+# daemon cuts them back (repair.c).
+d3=$(ls -d "$TRACES"/emit-$p3-*)
+s3=$(ls "$d3"/stream-* | head -n 1)
+good3=$(stat -c %s "$s3")
+# Half of the stream's first packet: a header whose size runs past the
+# end of the file (a fixed 4000 bytes could hold a whole first packet).
+first=$(($(od -An -tu8 -j56 -N8 "$s3" | tr -d ' ') / 8))
+[ "$first" -gt 88 ] || fail "the first packet of $s3 is $first bytes"
+head -c $((first / 2)) "$s3" >> "$s3"
+printf 'event {\n\tname = "torn' >> "$d3/metadata"
+! babeltrace2 "$d3" >/dev/null 2>&1 || fail "a torn packet went unnoticed by babeltrace2"
+
 if command -v sqlite3 >/dev/null 2>&1; then
 	r=$(sqlite3 "$DB" 'PRAGMA integrity_check')
 	[ "$r" = ok ] || fail "integrity_check after SIGKILL: $r"
@@ -118,7 +132,7 @@ else
 fi
 
 start_daemon --drain-interval 50
-grep -q "index $DB: integrity_check ok" "$T/traced.log" ||
+wait_for 10 grep -q "index $DB: integrity_check ok" "$T/traced.log" ||
 	fail "the restarted daemon did not find the index sound"
 grep -q "1 session of a daemon that did not stop cleanly marked interrupted" \
 	"$T/traced.log" || fail "no interrupted session at restart"
@@ -131,6 +145,13 @@ ended3=$(grep '"session"' "$T/s3.json" | field ended_ns)
 [ "$ev3" -le $((4 * n3)) ] || fail "interrupted session: $ev3 events, more than $((4 * n3)) emitted"
 [ "$ended3" != null ] || fail "interrupted session has no end"
 ok "interrupted session: $ev3 of $((4 * n3)) events indexed before the kill"
+[ "$(stat -c %s "$s3")" = "$good3" ] ||
+	fail "the torn packet of $s3 is still there: $(stat -c %s "$s3") bytes, $good3 whole"
+grep -q "cut back from .* a daemon killed while writing left part of a packet" "$T/traced.log" &&
+	grep -q "metadata: cut back" "$T/traced.log" || fail "the repairs are not logged"
+babeltrace2 "$d3" >/dev/null 2>"$T/bt3.err" ||
+	fail "the killed run's session does not read after the repair: $(head -c 300 "$T/bt3.err")"
+ok "a torn packet and a torn declaration of the killed run cut back; the session reads"
 
 # The rules are the same: the same states for a new process's events.
 "$HELPERS/emit" -t 1 -i 1000 -s "$T/stop4" >/dev/null &

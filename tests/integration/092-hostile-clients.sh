@@ -3,9 +3,9 @@
 # Hostile clients cannot hurt the daemon or anyone else.  tests/helpers/
 # hostile speaks the client protocol by hand and gets it wrong in every
 # way it knows: corrupt ring headers and records, truncated, oversized,
-# wrong-version and garbage messages, the wrong kind of descriptor,
-# memfds that shrink or are not sealed (hostile -l lists them, with the
-# log line each must produce).  Meanwhile a well-behaved program traces.
+# wrong-version and garbage messages, lying function tables, the wrong
+# kind of descriptor, memfds that shrink or are not sealed (hostile -l
+# lists them, with the log line each must produce).  Meanwhile a well-behaved program traces.
 # Afterwards: traced still runs, logged why it refused each client,
 # holds no descriptor more than before, and the good program's trace is
 # complete (every event, per thread, no discarded events) and readable,

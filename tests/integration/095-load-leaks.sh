@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Load leaves nothing behind.  50 processes of 4 threads each connect,
-# trace and exit, over and over, for LOAD_SECONDS (default 60).  Then
+# trace and exit, over and over, for LOAD_SECONDS (default 30: about
+# 600 processes here).  Then
 # traced holds the descriptors it held before, about the memory it had
 # (VmRSS within LOAD_RSS_MARGIN_KB), and no session; under
 # 'make check SANITIZE=1' the daemon is built with ASan, whose leak
@@ -9,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 bg_track_init
 
-SECONDS_=${LOAD_SECONDS:-60}
+SECONDS_=${LOAD_SECONDS:-30}
 NPROC=${LOAD_PROCS:-50}
 if [ "${SANITIZE:-}" = 1 ]; then
 	# Freed memory sits in ASan's quarantine: keep it small, and allow

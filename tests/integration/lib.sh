@@ -35,15 +35,19 @@ fail() { echo "FAIL: $*" >&2; [ -f "$T/traced.log" ] && { echo "--- traced log:"
 ok() { echo "ok: $*"; }
 
 # start_daemon [extra traced options]
+# Returns once the daemon said it is ready (its sockets listen and its
+# index is open).
 start_daemon() {
+	_ready=$(grep -c " ready: " "$T/traced.log" 2>/dev/null || true)
 	"$BIN/traced" --foreground --runtime-dir "$TRACED_RUNTIME_DIR" \
 		--trace-dir "$TRACES" --state-dir "$T/state" "$@" \
 		>>"$T/traced.log" 2>&1 &
 	DAEMON_PID=$!
 	i=0
-	while [ ! -S "$TRACED_RUNTIME_DIR/control.sock" ]; do
+	while [ ! -S "$TRACED_RUNTIME_DIR/control.sock" ] ||
+	    [ "$(grep -c " ready: " "$T/traced.log")" -le "${_ready:-0}" ]; do
 		i=$((i + 1))
-		[ $i -lt 200 ] || fail "traced did not start"
+		[ $i -lt 400 ] || fail "traced did not start"
 		kill -0 "$DAEMON_PID" 2>/dev/null || fail "traced exited at start"
 		sleep 0.05
 	done
@@ -65,6 +69,16 @@ wait_for() {
 		[ $n -gt 0 ] || return 1
 		sleep 0.05
 	done
+}
+
+# exited PID: the process has ended (a zombie not yet waited for counts;
+# kill -0 would still find it).
+exited() {
+	case $(cat "/proc/$1/stat" 2>/dev/null) in
+	'') return 0 ;;
+	*") Z "*) return 0 ;;
+	*) return 1 ;;
+	esac
 }
 
 # bt DIR: babeltrace2 text with raw clock values, one event per line.
@@ -127,7 +141,9 @@ bg_kill_tracked() {
 	return 0
 }
 bg_track_init() {
-	trap 'rc=$?; bg_kill_tracked; (exit $rc); cleanup' EXIT
+	# set +e: under set -e, '(exit $rc)' would end the trap before
+	# cleanup when the test failed (daemon left running, $T kept).
+	trap 'rc=$?; set +e; bg_kill_tracked; (exit $rc); cleanup' EXIT
 }
 
 # on_exit COMMAND: run COMMAND (eval'd) when the test exits, after the
@@ -137,7 +153,7 @@ ON_EXIT=
 on_exit() {
 	ON_EXIT="$ON_EXIT
 $*"
-	trap 'rc=$?; bg_kill_tracked
+	trap 'rc=$?; set +e; bg_kill_tracked
 	if [ -n "$DAEMON_PID" ]; then
 		kill "$DAEMON_PID" 2>/dev/null || true
 		wait "$DAEMON_PID" 2>/dev/null || rc=1

@@ -1,0 +1,143 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Function tracing read by uftrace 0.13.  A program with known call
+# counts (two threads, each: worker() -> rec() N times nested -> leaf()
+# by a tail call from the innermost rec(), then leaf() twice more) is
+# traced, with each kind of instrumentation, and its binary deleted
+# before the export, so names come from the session alone.  'tracectl
+# export --format uftrace' must give a uftrace.data that
+#   - uftrace replay shows call by call: every call with its name, at
+#     its depth, nested, per thread, exactly as made;
+#   - uftrace graph counts: 2 workers, rec 2 per level, leaf 2 + 4;
+#   - uftrace dump has an exit for every entry, function by function;
+#   - uftrace dump --chrome turns into as many B as E slices;
+# and that a trace with a static event and losses shows the event as a
+# uftrace event and each loss as a LOST record, and that a corrupt
+# functions/module-N file is named and the rest still exported.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ftlib.sh"
+
+command -v uftrace >/dev/null 2>&1 || skip "uftrace is not installed (apt-get install uftrace)"
+N=40
+start_daemon
+ctl trace-func '*' on >/dev/null
+
+# The replay of one thread as uftrace prints it, durations cut.  The
+# innermost rec() ends in a tail call to leaf(): a jump the patched
+# entries see as rec() returning, while -finstrument-functions calls
+# rec()'s exit hook after leaf() returns.
+expected() {	# TAIL: 1 or 0
+	echo "worker() {"
+	i=1
+	while [ $i -lt $N ]; do
+		printf '%*srec() {\n' $((2 * i)) ''
+		i=$((i + 1))
+	done
+	if [ "$1" = 1 ]; then
+		printf '%*srec();\n' $((2 * N)) ''
+		printf '%*sleaf();\n' $((2 * N)) ''
+	else
+		printf '%*srec() {\n' $((2 * N)) ''
+		printf '%*sleaf();\n' $((2 * N + 2)) ''
+		printf '%*s} /* rec */\n' $((2 * N)) ''
+	fi
+	i=$((N - 1))
+	while [ $i -ge 1 ]; do
+		printf '%*s} /* rec */\n' $((2 * i)) ''
+		i=$((i - 1))
+	done
+	echo "  leaf();"
+	echo "  leaf();"
+	echo "} /* worker */"
+}
+
+for v in $FT_VARIANTS; do
+	case $v in *-cyg) expected 0 ;; *) expected 1 ;; esac > "$T/want"
+	rm -rf "$T/cur" "$T/uft" && mkdir "$T/cur"
+	# The program runs from a copy that is gone before the export.
+	cp "$HELPERS/$v" "$T/$v"
+	TRACED_DEBUG=1 "$T/$v" recurse $N 2 > "$T/out" 2>&1 || fail "$v: $(cat "$T/out")"
+	rm -f "$T/$v"
+	ctl trace-file flush >/dev/null
+	wait_no_sessions 10 || fail "$v: the session did not end"
+	mv "$TRACES"/* "$T/cur/" || fail "$(cat $T/out)"
+	ctl export --format uftrace -o "$T/uft" "$T/cur" > "$T/export.out" 2>&1 ||
+		fail "$v: export: $(cat "$T/export.out")"
+
+	uftrace replay -d "$T/uft" > "$T/replay" 2>"$T/replay.err" ||
+		fail "$v: uftrace replay: $(head -5 "$T/replay.err")"
+	tids=$(sed -n 's/^ *[0-9.]* *[a-z]* *\[ *\([0-9]*\)\] | worker() {$/\1/p' "$T/replay")
+	[ "$(echo $tids | wc -w)" = 2 ] ||
+		fail "$v: replay: not two worker threads: $(head -20 "$T/replay")"
+	for t in $tids; do
+		sed -n "s/^[^[]*\[ *$t\] | //p" "$T/replay" > "$T/got"
+		cmp -s "$T/want" "$T/got" ||
+			fail "$v: replay of thread $t: $(diff "$T/want" "$T/got" | head -20)"
+	done
+
+	uftrace graph -d "$T/uft" > "$T/graph" 2>&1 ||
+		fail "$v: uftrace graph: $(head -5 "$T/graph")"
+	grep -q '+-(2) worker$' "$T/graph" || fail "$v: graph: $(head -20 "$T/graph")"
+	[ "$(grep -c '(2) rec$' "$T/graph")" = $N ] ||
+		fail "$v: graph: rec not twice on each of $N levels: $(cat "$T/graph")"
+	grep -q '(2) leaf$' "$T/graph" && grep -q '+-(4) leaf$' "$T/graph" ||
+		fail "$v: graph: leaf counts: $(cat "$T/graph")"
+
+	uftrace dump -d "$T/uft" > "$T/dump" 2>&1 || fail "$v: uftrace dump"
+	sed -n 's/.*\[\(entry\|exit \)\] \([^(]*\)(.*/\1 \2/p' "$T/dump" |
+	    awk '$1 == "entry" { e[$2]++ } $1 == "exit" { x[$2]++ }
+	    END { for (f in e) print f, e[f], x[f] + 0 }' | sort > "$T/pairs"
+	grep -q "^rec $((2 * N)) $((2 * N))\$" "$T/pairs" &&
+	    grep -q '^leaf 6 6$' "$T/pairs" &&
+	    grep -q '^worker 2 2$' "$T/pairs" ||
+		fail "$v: dump: entries and exits: $(cat "$T/pairs")"
+
+	uftrace dump --chrome -d "$T/uft" > "$T/chrome" 2>&1 ||
+		fail "$v: dump --chrome"
+	b=$(grep -c '"ph":"B"' "$T/chrome") e=$(grep -c '"ph":"E"' "$T/chrome")
+	[ "$b" = "$e" ] && [ "$b" -ge $((2 * (N + 4))) ] ||
+		fail "$v: dump --chrome: $b B, $e E"
+	ok "$v: uftrace replay, graph, dump and dump --chrome read every call of 2 threads x $N levels, named with the binary gone"
+done
+
+# A static event and losses: a 4 KiB ring cannot hold 2 x 300 levels.
+rm -rf "$T/cur" "$T/uft" "$T/sync" && mkdir "$T/cur" "$T/sync"
+TRACED_RING_SIZE=4K "$HELPERS/ftcalls" recurse 300 2 > "$T/out" 2>&1 ||
+	fail "lossy run: $(cat "$T/out")"
+touch "$T/sync/go-1"
+"$HELPERS/ftcalls" phases "$T/sync" 5 1 > "$T/out" 2>&1 || fail "phases: $(cat "$T/out")"
+ctl trace-file flush >/dev/null
+wait_no_sessions 10
+mv "$TRACES"/* "$T/cur/"
+ctl export --format uftrace -o "$T/uft" "$T/cur" > "$T/export.out" 2>&1 ||
+	fail "export: $(cat "$T/export.out")"
+grep -q '^EVENT: 1000000 helpers:test_marker$' "$T/uft/events.txt" ||
+	fail "events.txt: $(cat "$T/uft/events.txt")"
+uftrace replay -d "$T/uft" > "$T/replay" 2>&1 || fail "replay with losses"
+[ "$(grep -c '/\* helpers:test_marker \*/' "$T/replay")" = 2 ] ||
+	fail "replay: the two markers: $(grep -c test_marker "$T/replay")"
+grep -q '/\* LOST [0-9]* records!! \*/' "$T/replay" ||
+	fail "replay: no LOST record"
+lost=$(uftrace dump -d "$T/uft" 2>/dev/null | sed -n 's/.*\[lost \] <\([0-9a-f]*\)>.*/\1/p' |
+	while read -r h; do echo $((0x$h)); done | awk '{ n += $1 } END { print n + 0 }')
+# As many as babeltrace2 says the trace discarded.
+babeltrace2 "$T/cur" 2>"$T/bt.err" >/dev/null
+btlost=$(sed -n 's/.*Tracer discarded \([0-9]*\) events.*/\1/p' "$T/bt.err" |
+	awk '{ n += $1 } END { print n + 0 }')
+[ "$lost" -gt 0 ] && [ "$lost" = "$btlost" ] ||
+	fail "LOST records say $lost, babeltrace2 $btlost"
+ok "static events as uftrace events, $lost lost events as LOST records"
+
+# A session directory is input like any other: a module file that lies
+# is said, by name, and the export goes on with its addresses unnamed.
+d=$(ls -d "$T"/cur/ftcalls-* | head -1)
+printf 'traced-module 1\nindex 0\npath /x\nbase zz\n' > "$d/functions/module-0"
+rm -rf "$T/uft"
+if ctl export --format uftrace -o "$T/uft" "$T/cur" > "$T/export.out" 2>&1; then
+	fail "export of a bad module file succeeded: $(cat "$T/export.out")"
+fi
+grep -q "module-0: .*(its addresses stay unnamed)" "$T/export.out" ||
+	fail "export did not name the bad module file: $(cat "$T/export.out")"
+uftrace replay -d "$T/uft" > "$T/replay" 2>&1 ||
+	fail "replay after a bad module file: $(head -5 "$T/replay")"
+ok "a bad functions/module-N file is named, the rest exported"
