@@ -21,7 +21,6 @@ O		?= build
 endif
 PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
-SBINDIR		?= $(PREFIX)/sbin
 LIBDIR		?= $(PREFIX)/lib
 INCLUDEDIR	?= $(PREFIX)/include
 PKGCONFIGDIR	?= $(LIBDIR)/pkgconfig
@@ -71,7 +70,8 @@ COMPILE = $(CC) $(P_CPPFLAGS) $(CPPFLAGS) $(P_CFLAGS) $(CFLAGS)
 
 # ---- dependencies ------------------------------------------------------
 
-DAEMON_PKGS := libevent_core libevent_pthreads sqlite3 libsystemd
+DAEMON_PKGS := libevent_core libevent_pthreads sqlite3 libsystemd jansson
+CTL_PKGS := jansson
 TEST_PKGS := cmocka
 
 pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
@@ -80,7 +80,8 @@ pkg_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 # ---- sources -------------------------------------------------------------
 
 PROTO_SRCS	:= $(wildcard proto/*.c)
-LIB_SRCS	:= $(wildcard client-lib/*.c)
+LIB_SRCS	:= $(wildcard client-lib/*.c client-lib/functrace/*.c)
+LIB_ASRCS	:= $(wildcard client-lib/functrace/*.S)
 TRACEGEN_SRCS	:= $(wildcard client-lib/tracegen/*.c)
 DAEMON_SRCS	:= $(wildcard daemon/*.c)
 CTL_SRCS	:= $(wildcard ctl/*.c)
@@ -88,7 +89,11 @@ CTL_SRCS	:= $(wildcard ctl/*.c)
 obj = $(patsubst %.c,$(O)/%.o,$(1))
 
 PROTO_OBJS	:= $(call obj,$(PROTO_SRCS))
-LIB_OBJS	:= $(call obj,$(LIB_SRCS))
+# The proto objects in the library: the wire format, the trust rule,
+# the function tables, the ring size rule.
+LIB_PROTO_OBJS	:= $(O)/proto/wire.o $(O)/proto/rundir.o $(O)/proto/functab.o \
+	$(O)/proto/ringsize.o
+LIB_OBJS	:= $(call obj,$(LIB_SRCS)) $(patsubst %.S,$(O)/%.o,$(LIB_ASRCS))
 TRACEGEN_OBJS	:= $(call obj,$(TRACEGEN_SRCS))
 DAEMON_OBJS	:= $(call obj,$(DAEMON_SRCS))
 CTL_OBJS	:= $(call obj,$(CTL_SRCS))
@@ -107,7 +112,7 @@ PROGRAMS	:= $(TRACED) $(TRACECTL) $(TRACEGEN)
 
 .PHONY: all check check-unit check-integration check-tsan check-tsan-run \
 	run install uninstall clean \
-	deps bench fuzz
+	deps bench bench-print fuzz
 .DEFAULT_GOAL := all
 
 all: $(PROGRAMS) $(LIBSO) $(LIBA) $(O)/lib/libtraced.so $(EXAMPLE) \
@@ -121,20 +126,30 @@ $(O)/%.o: %.c | $(PUB_HDRS)
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(COMPILE) -c -o $@ $<
 
+$(O)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(call say,AS,$<)$(CC) $(P_CPPFLAGS) $(CPPFLAGS) -MMD -MP -c -o $@ $<
+
 # Per-directory flags.
 $(DAEMON_OBJS): P_CFLAGS += $(call pkg_cflags,$(DAEMON_PKGS))
+$(CTL_OBJS): P_CFLAGS += $(call pkg_cflags,$(CTL_PKGS))
 $(LIB_OBJS): P_CFLAGS += -fvisibility=hidden
+# The hot path of function tracing leaves vector registers alone (see
+# client-lib/functrace/stub-x86_64.S).
+ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
+$(O)/client-lib/functrace/dispatch.o: P_CFLAGS += -mgeneral-regs-only
+endif
 
-$(LIBSO): $(LIB_OBJS) $(O)/proto/wire.o client-lib/libtraced.map
+$(LIBSO): $(LIB_OBJS) $(LIB_PROTO_OBJS) client-lib/libtraced.map
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared -Wl,-soname,libtraced.so.$(SOVERSION) \
 		-Wl,--version-script=client-lib/libtraced.map -Wl,-z,defs \
-		$(P_LDFLAGS) $(LDFLAGS) -o $@ $(LIB_OBJS) $(O)/proto/wire.o
+		$(P_LDFLAGS) $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_PROTO_OBJS) -ldl
 
 $(O)/lib/libtraced.so: $(LIBSO)
 	$(Q)ln -sf libtraced.so.$(SOVERSION) $@
 
-$(LIBA): $(LIB_OBJS) $(O)/proto/wire.o
+$(LIBA): $(LIB_OBJS) $(LIB_PROTO_OBJS)
 	@mkdir -p $(dir $@)
 	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
@@ -142,6 +157,7 @@ $(O)/lib/pkgconfig/libtraced.pc: client-lib/libtraced.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(Q)sed -e 's|@PREFIX@|$(abspath $(O))|' -e 's|@LIBDIR@|$(abspath $(O))/lib|' \
 		-e 's|@INCLUDEDIR@|$(abspath $(O))/include|' \
+		-e 's|@RPATH@|-Wl,-rpath,$(abspath $(O))/lib|' \
 		-e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(TRACEGEN): $(TRACEGEN_OBJS) $(PROTO_OBJS)
@@ -155,7 +171,8 @@ $(TRACED): $(DAEMON_OBJS) $(PROTO_OBJS)
 
 $(TRACECTL): $(CTL_OBJS) $(PROTO_OBJS)
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $^
+	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $^ \
+		$(call pkg_libs,$(CTL_PKGS))
 
 # ---- generated trace code -----------------------------------------------
 # $(call tracegen_rule,DIR,trace-events,outdir): outdir/trace.h, trace.c
@@ -163,10 +180,10 @@ $(TRACECTL): $(CTL_OBJS) $(PROTO_OBJS)
 define tracegen_rule
 $(3)/trace.h: $(2) $(TRACEGEN)
 	@mkdir -p $(3)
-	$$(call say,GEN,$$@)$(TRACEGEN) --header $(2) > $$@.tmp && mv $$@.tmp $$@
+	$$(call say,GEN,$$@)$(TRACEGEN) --header -o $$@ $(2)
 $(3)/trace.c: $(2) $(TRACEGEN)
 	@mkdir -p $(3)
-	$$(call say,GEN,$$@)$(TRACEGEN) --source $(2) > $$@.tmp && mv $$@.tmp $$@
+	$$(call say,GEN,$$@)$(TRACEGEN) --source -o $$@ $(2)
 endef
 
 $(eval $(call tracegen_rule,example,example/trace-events,$(O)/gen/example))

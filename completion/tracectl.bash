@@ -8,8 +8,8 @@
 # or source it from ~/.bashrc.  Needs nothing from bash-completion.
 
 # First words of the commands, and the second words after "info".
-_tracectl_commands="help info print trace-event trace-file"
-_tracectl_info="session sessions trace trace-events"
+_tracectl_commands="export help info print stats trace-event trace-file trace-func tracer"
+_tracectl_info="session sessions trace trace-events trace-funcs trace-rules tracers"
 
 _tracectl_options="-r --runtime-dir -j --json -t --timeout -h --help
     -V --version"
@@ -81,16 +81,37 @@ _tracectl()
 				    awk 'NR > 1 { print $1 }')" -- "$cur"))
 			fi ;;
 		esac ;;
-	print)
-		# Local: --json, then trace or session directories.
+	print|stats|export)
+		# Local: options, then trace or session directories.
+		local filters="--event --pid --tid --session --since --until --lost --limit"
+		case $prev in
+		--format|-f)
+			COMPREPLY=($(compgen -W "chrome perfetto simpletrace uftrace" -- "$cur"))
+			return ;;
+		-o|--output)
+			compopt -o filenames 2>/dev/null
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return ;;
+		esac
 		case $cur in
-		-*)	COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
+		-*)	case $cmd in
+			print)	COMPREPLY=($(compgen -W "--raw --json $filters" -- "$cur")) ;;
+			stats)	COMPREPLY=($(compgen -W "--pair --key --json $filters" -- "$cur")) ;;
+			*)	COMPREPLY=($(compgen -W "--format -o --pair --key $filters" -- "$cur")) ;;
+			esac ;;
 		*)	compopt -o filenames 2>/dev/null
 			COMPREPLY=($(compgen -d -- "$cur")) ;;
 		esac ;;
-	trace-event)
+	trace-event|trace-func)
 		# PATTERN is free text; then on or off.
 		if [ "$n" -eq 1 ]; then
+			COMPREPLY=($(compgen -W "on off" -- "$cur"))
+		fi ;;
+	tracer)
+		# NAME: the built-in tracers, or free text; then on or off.
+		if [ "$n" -eq 0 ]; then
+			COMPREPLY=($(compgen -W "graph latency" -- "$cur"))
+		elif [ "$n" -eq 1 ]; then
 			COMPREPLY=($(compgen -W "on off" -- "$cur"))
 		fi ;;
 	trace-file)

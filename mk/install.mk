@@ -9,17 +9,23 @@ MANPAGES := $(wildcard man/*.[1-8])
 # PREFIX=/usr, else under the prefix; the service names its settings
 # file with --config when it is not traced's default, /etc/traced/.
 SYSTEMD_UNITS	:= traced.service traced.socket traced-control.socket
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 SYSCONFDIR	?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR	?= $(PREFIX)/lib/tmpfiles.d
 CONFIG_OPT	= $(if $(filter /etc,$(SYSCONFDIR)),, --config $(SYSCONFDIR)/traced/traced.conf)
 
+# Programs linked with libtraced from a prefix the dynamic linker does
+# not search (anything but /usr/lib and /lib) find it through a run
+# path that pkg-config gives: no LD_LIBRARY_PATH, no ldconfig needed.
+PC_RPATH	= $(if $(filter /usr/lib% /lib%,$(LIBDIR)),,-Wl,-rpath,$(LIBDIR))
+
 install: all
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/traced \
 		$(DESTDIR)$(PKGCONFIGDIR)
-	$(INSTALL) -m 755 $(TRACED) $(DESTDIR)$(SBINDIR)/traced
-	$(INSTALL) -m 755 $(TRACECTL) $(TRACEGEN) $(DESTDIR)$(BINDIR)/
+	@# traced is in bin: users run their own daemon, as tracectl says.
+	$(INSTALL) -m 755 $(TRACED) $(TRACECTL) $(TRACEGEN) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 755 $(LIBSO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libtraced.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtraced.so
 	$(INSTALL) -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)/
@@ -27,6 +33,7 @@ install: all
 	$(INSTALL) -m 644 proto/ring.h $(DESTDIR)$(INCLUDEDIR)/traced/ring.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@RPATH@|$(PC_RPATH)|' \
 		client-lib/libtraced.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libtraced.pc
 	for m in $(MANPAGES); do \
 		s=$${m##*.}; $(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s; \
@@ -37,11 +44,15 @@ install: all
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/traced
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUSERUNITDIR)
 	for u in $(SYSTEMD_UNITS); do \
-		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' \
 			-e 's|@CONFIG_OPT@|$(CONFIG_OPT)|g' systemd/$$u.in \
 			> $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
 		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' systemd/user/$$u.in \
+			> $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$u && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUSERUNITDIR)/$$u || exit 1; \
 	done
 	$(INSTALL) -m 644 systemd/traced.sysusers $(DESTDIR)$(SYSUSERSDIR)/traced.conf
 	$(INSTALL) -m 644 systemd/traced.tmpfiles $(DESTDIR)$(TMPFILESDIR)/traced.conf
@@ -53,12 +64,13 @@ install: all
 	fi
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/traced $(DESTDIR)$(BINDIR)/tracectl \
+	rm -f $(DESTDIR)$(BINDIR)/traced $(DESTDIR)$(BINDIR)/tracectl \
 		$(DESTDIR)$(BINDIR)/tracegen $(DESTDIR)$(LIBDIR)/libtraced.* \
 		$(DESTDIR)$(INCLUDEDIR)/traced.h $(DESTDIR)$(PKGCONFIGDIR)/libtraced.pc \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/traced
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(SYSTEMD_UNITS)) \
+		$(addprefix $(DESTDIR)$(SYSTEMDUSERUNITDIR)/,$(SYSTEMD_UNITS)) \
 		$(DESTDIR)$(SYSUSERSDIR)/traced.conf \
 		$(DESTDIR)$(TMPFILESDIR)/traced.conf
 	@echo "left $(DESTDIR)$(SYSCONFDIR)/traced/traced.conf in place"

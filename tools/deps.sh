@@ -25,16 +25,31 @@ for set in "$@"; do
 		need_pc libevent_pthreads libevent-dev
 		need_pc sqlite3 libsqlite3-dev
 		need_pc libsystemd libsystemd-dev
+		need_pc jansson libjansson-dev
+		# libtraced opens libelf.so.1 for function tracing (headers only
+		# at build time).
+		need_pc libelf libelf-dev
 		;;
 	test)
 		need_pc cmocka libcmocka-dev
 		need_cmd babeltrace2 babeltrace2
+		# <sys/sdt.h>, for tracegen's dtrace backend
+		need_cmd dtrace systemtap-sdt-dev
+		need_cmd jq jq
+		need_cmd protoc protobuf-compiler
+		need_cmd python3 python3
+		need_cmd xz xz-utils
+		# reads the uftrace export (tests/integration/100-*)
+		need_cmd uftrace uftrace
 		;;
 	bench)
+		need_cmd uftrace uftrace
+		need_cmd jq jq
 		need_cmd lttng lttng-tools
 		need_cmd lttng-sessiond lttng-tools
 		need_pc lttng-ust liblttng-ust-dev
 		need_cmd babeltrace2 babeltrace2
+		[ -x /usr/bin/time ] || missing="$missing time"
 		;;
 	fuzz)
 		need_cmd clang clang
