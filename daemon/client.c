@@ -547,6 +547,7 @@ session_rotate(struct session *s)
 	TAILQ_FOREACH(r, &s->rings, entry)
 		if (!r->ended)
 			r->reopen = 1;
+	s->reopen_pending = 1;
 	session_meta_want(s);
 	index_session_changed(s);
 	return 0;
@@ -1567,21 +1568,32 @@ session_eof(struct session *s)
  * never written where nothing could read them).  Rings of a new
  * directory get their new files first.  Until the metadata describes
  * every provider, the events of the newer ones wait in the rings.
+ * When nothing changed for the drain thread (a new ring of a session
+ * whose metadata is up to date: writeout_add() gave it to the drain
+ * thread), nothing is done: a program that starts thousands of
+ * threads must not make the drain thread visit every ring for each.
  * Loop thread.
  */
 static void
 session_drain_publish(struct session *s)
 {
 	struct sring *r;
-	int err = 0;
+	int err = 0, reopened = 0;
 
 	if (session_meta_ready(s)) {
-		TAILQ_FOREACH(r, &s->rings, entry)
-			if (r->reopen && !r->ended)
-				(void)sring_open_stream(r);
+		if (s->reopen_pending) {
+			TAILQ_FOREACH(r, &s->rings, entry)
+				if (r->reopen && !r->ended)
+					(void)sring_open_stream(r);
+			s->reopen_pending = 0;
+			reopened = 1;
+		}
 	} else if (session_meta_given_up(s))
 		err = s->meta_errno != 0 ? s->meta_errno : EIO;
 	else
+		return;
+	if (!reopened && s->drain_go && s->drain_tab == s->evtab &&
+	    s->discard_errno == err)
 		return;
 	__atomic_store_n(&s->discard_errno, err, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->drain_tab, s->evtab, __ATOMIC_RELEASE);

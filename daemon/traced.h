@@ -276,6 +276,8 @@ struct session {
 	int		 drain_go;
 	int		 discard_errno;
 	struct evtab	*drain_tab;
+	int		 reopen_pending; /* rings wait for a new directory's
+					   metadata (session_rotate()) */
 	uint32_t	 refused_providers; /* by a limit */
 	uint32_t	 refused_rings;	/* by a limit: threads not traced */
 	int		 meta_written;	/* metadata file made in dirfd ... */
