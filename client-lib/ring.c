@@ -235,12 +235,14 @@ ring_prep_check(struct traced_thread *t)
 		lthread.prep_at = t->head + 8;
 	/*
 	 * Past half of a first pass with nothing of it read yet: a burst
-	 * the daemon cannot follow.  Ask for a bigger ring now, so that
-	 * its first pages are ready at the lap end, the one place that
-	 * allows any size.
+	 * the daemon cannot follow; or the daemon already saw that the
+	 * ring fills too fast (its grow hint).  Ask for a bigger ring now,
+	 * so that its first pages are ready at the lap end, the one place
+	 * that allows any size.
 	 */
 	if (!lthread.grow_asked && lthread.order < r->max_order &&
-	    off >= size / 2 && t->head - ring_load_tail(t) > size / 2 &&
+	    ((off >= size / 2 && t->head - ring_load_tail(t) > size / 2) ||
+	    __atomic_load_n(&t->hdr->grow, __ATOMIC_RELAXED)) &&
 	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
 		ring_ask_grow(r, lthread.order);
 }

@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Rings grow under thread churn.  Waves of threads each write a burst
-# larger than the ring they start with (1 MiB) while earlier threads'
-# rings are still being drained; a ring that fills faster than the
+# larger than the ring they start with (1 MiB), in batches every
+# millisecond, while earlier threads' rings are still being drained
+# (unpaced, two producers hold both CPUs of a 2-CPU machine and the
+# daemon may not run before the burst is over); a ring that fills faster than the
 # daemon wants to visit it, or runs over half full at a lap end, doubles
 # (up to TRACED_RING_SIZE, 4 MiB here).  Then, for every thread:
 #   - its ring grew, and never past its maximum;
@@ -19,8 +21,9 @@ start_daemon
 THREADS=2
 WAVES=3
 N=12000			# seq values per thread; 5 enabled events each, ~4 MiB
+RATE=1500000		# seq values a second, 1,500 a millisecond: ~8 ms a thread
 
-TRACED_RING_SIZE=4M "$HELPERS/emit" -t $THREADS -w $WAVES -n $N \
+TRACED_RING_SIZE=4M "$HELPERS/emit" -t $THREADS -w $WAVES -n $N -r $RATE \
 	> "$T/emit.out" || fail "emit failed"
 [ "$(cat "$T/emit.out")" = "emitted $((THREADS * WAVES * N))" ] ||
 	fail "emit: $(cat "$T/emit.out")"
