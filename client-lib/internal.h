@@ -107,6 +107,8 @@ struct lib {
 	uint32_t	 session;
 	uint32_t	 ring_order;	/* the most new rings grow to */
 	int		 ring_order_env; /* TRACED_RING_SIZE given */
+	uint32_t	 ring_start_order; /* new rings start at (at most
+					   ring_order): TRACED_RING_START */
 	int		 connect_timeout_ms;
 	char		*runtime_dir;	/* TRACED_RUNTIME_DIR, or NULL */
 	char		*xdg_runtime_dir; /* XDG_RUNTIME_DIR, or NULL */

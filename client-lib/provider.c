@@ -16,6 +16,7 @@
  *   TRACED_RUNTIME_DIR          where the daemon's sockets are
  *   XDG_RUNTIME_DIR             where the user's own daemon's are
  *   TRACED_RING_SIZE            ring bytes per thread (K/M/G suffix)
+ *   TRACED_RING_START           ring bytes a thread starts with
  *   TRACED_CONNECT_TIMEOUT_MS   longest wait before main() (200)
  *   TRACED_DEBUG                print what the library does on stderr
  *   TRACED_EVENTS               the process's own rules (rules.c)
@@ -47,6 +48,7 @@ struct lib lib = {
 	.pager_fd = -1,
 	.sock = -1,
 	.ring_order = TRACED_RING_ORDER_DEFAULT,
+	.ring_start_order = TRACED_RING_ORDER_INIT,
 	.connect_timeout_ms = 200,
 	.next_id = TRACED_EVENT_ID_BASE,
 };
@@ -123,6 +125,18 @@ lib_read_env(void)
 		} else
 			lib_warnx("TRACED_RING_SIZE=%s refused: %s; rings get "
 			    "the daemon's size (traced --ring-size)", s, err);
+	}
+	s = secure_getenv("TRACED_RING_START");
+	if (s != NULL && *s != '\0') {
+		if (ringsize_parse(s, &order, err, sizeof(err)) == -1)
+			lib_warnx("TRACED_RING_START=%s refused: %s; rings "
+			    "start at 1M", s, err);
+		else if (lib.ring_order_env && order > lib.ring_order)
+			lib_warnx("TRACED_RING_START=%s refused: more than "
+			    "TRACED_RING_SIZE=%s; rings start at 1M", s,
+			    secure_getenv("TRACED_RING_SIZE"));
+		else
+			lib.ring_start_order = order;
 	}
 	s = secure_getenv("TRACED_CONNECT_TIMEOUT_MS");
 	if (s != NULL && *s != '\0') {

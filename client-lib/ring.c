@@ -399,8 +399,10 @@ ring_create(struct traced_thread *t)
 		return 0;
 	}
 	pthread_mutex_unlock(&lib.lock);
-	order = max_order < TRACED_RING_ORDER_INIT ? max_order :
-	    TRACED_RING_ORDER_INIT;
+	/* TRACED_RING_START, at most the size the ring may grow to. */
+	order = lib.ring_start_order;
+	if (order > max_order)
+		order = max_order;
 	size = traced_ring_size(order);
 	map_len = (size_t)traced_ring_file_size(max_order);
 	if (lib.disabled)

@@ -7,7 +7,8 @@
 # Rows: enabled and disabled events, 1 and 2 producer threads, in a
 # tight loop (rings overflow: the cost includes the loss path, and the
 # table says how much was kept) with 1 MiB per thread, and again with
-# a ring that holds a whole round (no loss: the pure fast path).  Then:
+# a ring that holds a whole round (no loss: the pure fast path; traced's
+# starts at that size, TRACED_RING_START).  Then:
 #   - the trace directory's file system: how fast its page cache and
 #     its disk take writes (dd, 1 MiB blocks), the physical limit;
 #   - 2,000 threads of 11 events each: time and peak memory, traced and
@@ -106,7 +107,10 @@ td_run() {
 	td_start
 	"$BIN/tracectl" trace-event bench_ev "$on" >/dev/null
 	c0=$(cpu_ms "$TD_PID")
-	out=$(TRACED_RING_SIZE=$ring "$B/bench-traced" "$@")
+	# The ring starts at its size too: a no-loss row's ring holds a
+	# whole round from the first event (growing into it loses the
+	# first lap's overflow when the producers hold both CPUs).
+	out=$(TRACED_RING_SIZE=$ring TRACED_RING_START=$ring "$B/bench-traced" "$@")
 	"$BIN/tracectl" trace-file flush >/dev/null
 	c1=$(cpu_ms "$TD_PID")
 	"$BIN/tracectl" --json info trace > "$T/info.json"

@@ -4,8 +4,8 @@
 # rounded, clamped or ignored in silence.  Ring sizes follow one rule
 # (a power of two from 4K to 1G) whoever gives them: traced --ring-size
 # and traced.conf stop the daemon with the reason; a program's
-# TRACED_RING_SIZE is refused on its stderr and its rings get the
-# daemon's size.  TRACED=0, no, off and false (any case) turn tracing
+# TRACED_RING_SIZE (or TRACED_RING_START) is refused on its stderr and
+# its rings get the daemon's size (or start at 1M).  TRACED=0, no, off and false (any case) turn tracing
 # off; a word TRACED does not know turns it off too, and says so.
 . "$(dirname "$0")/lib.sh"
 
@@ -52,10 +52,10 @@ ring_max() {
 		"$T/info" | head -n 1
 }
 
-run_env() {	# VAR=VALUE: run emit with it, stderr to $T/err
+run_env() {	# VAR=VALUE...: run emit with them, stderr to $T/err
 	rm -rf "$TRACES"
-	env "$1" "$HELPERS/emit" -t 1 -n 10 > /dev/null 2> "$T/err" ||
-		fail "emit with $1 failed: $(cat "$T/err")"
+	env "$@" "$HELPERS/emit" -t 1 -n 10 > /dev/null 2> "$T/err" ||
+		fail "emit with $* failed: $(cat "$T/err")"
 	wait_no_sessions 10 || fail "sessions left: $(ctl info trace)"
 	ctl --json info trace > "$T/info"
 }
@@ -73,6 +73,27 @@ run_env TRACED_RING_SIZE=4M
 [ ! -s "$T/err" ] || fail "TRACED_RING_SIZE=4M: stderr says: $(cat "$T/err")"
 [ "$(ring_max)" = 4194304 ] || fail "TRACED_RING_SIZE=4M: ring of $(ring_max) bytes"
 ok "TRACED_RING_SIZE: garbage, 3M, 2G and -1 refused on stderr (rings of the daemon's 64K); 4M taken"
+
+# TRACED_RING_START: the size a thread's ring starts at (1M by default,
+# at most the size it may grow to).
+ring_size() {	# the size the last session's ring reached
+	sid=$(sed -n 's/.*"type":"ended_session","session":\([0-9]*\).*/\1/p' "$T/info" |
+		tail -n 1)
+	sed -n "s/.*\"type\":\"ended_ring\",\"session\":$sid,.*\"ring_size\":\([0-9]*\).*/\1/p" \
+		"$T/info" | head -n 1
+}
+run_env TRACED_RING_SIZE=4M TRACED_RING_START=3M
+grep -qF "TRACED_RING_START=3M refused: 3M is not a power of two (2M or 4M); rings start at 1M" "$T/err" ||
+	fail "TRACED_RING_START=3M: stderr says: $(cat "$T/err")"
+[ "$(ring_size)" = 1048576 ] || fail "TRACED_RING_START=3M: a ring of $(ring_size) bytes, not 1M"
+run_env TRACED_RING_SIZE=1M TRACED_RING_START=2M
+grep -qF "TRACED_RING_START=2M refused: more than TRACED_RING_SIZE=1M; rings start at 1M" "$T/err" ||
+	fail "TRACED_RING_START=2M over TRACED_RING_SIZE=1M: stderr says: $(cat "$T/err")"
+run_env TRACED_RING_SIZE=4M TRACED_RING_START=2M
+[ ! -s "$T/err" ] || fail "TRACED_RING_START=2M: stderr says: $(cat "$T/err")"
+[ "$(ring_size)" = 2097152 ] && [ "$(ring_max)" = 4194304 ] ||
+	fail "TRACED_RING_START=2M, TRACED_RING_SIZE=4M: a ring of $(ring_size) bytes, up to $(ring_max)"
+ok "TRACED_RING_START: 3M, and 2M over a 1M TRACED_RING_SIZE, refused on stderr; 2M taken (a 10-event thread's ring is 2M)"
 
 nsessions() { ctl --json info trace | grep -c '"type":"ended_session"' || true; }
 before=$(nsessions)

@@ -100,4 +100,22 @@ first=$(awk '{ if ($8 > m) m = $8 } END { print m + 0 }' "$T/steady.out")
 [ "$first" -lt 250000000 ] ||
 	fail "a thread's first event, which made its 1G ring, took $first ns"
 ok "4 threads whose rings may grow to 1 GiB: $rss KiB resident, first events (making the rings) within $((first / 1000)) us"
+
+# A burst larger than a ring can grow into in time (two unpaced threads
+# hold both CPUs, the daemon may not run before they are done) is kept
+# whole by a ring that starts big enough: TRACED_RING_START.
+N2=80000		# ~25 MB a thread
+TRACED_RING_START=64M TRACED_RING_SIZE=64M "$HELPERS/emit" -t 2 -n $N2 \
+	> "$T/big.out" 2> "$T/big.err" || fail "emit with 64M rings failed"
+[ ! -s "$T/big.err" ] || fail "emit with 64M rings said: $(cat "$T/big.err")"
+wait_no_sessions 20 || fail "the session did not end: $(ctl info trace)"
+ctl --json info trace > "$T/info2.json"
+sid=$(sed -n 's/.*"type":"ended_session","session":\([0-9]*\).*/\1/p' "$T/info2.json" | tail -n 1)
+grep "\"type\":\"ended_ring\",\"session\":$sid," "$T/info2.json" |
+	sed 's/.*"events":\([0-9]*\),"lost":\([0-9]*\),.*"ring_size":\([0-9]*\).*/\1 \2 \3/' > "$T/big"
+[ "$(wc -l < "$T/big")" = 2 ] || fail "2 threads, the daemon ended: $(cat "$T/big")"
+awk -v n=$((5 * N2)) '$1 != n || $2 != 0 || $3 != 67108864 {
+	print "events " $1 " of " n ", lost " $2 ", ring " $3; exit 1 }' "$T/big" > "$T/bad" ||
+	fail "a ring that starts at 64M: $(cat "$T/bad")"
+ok "2 unpaced threads of $((5 * N2)) events each, rings started at 64M: nothing lost"
 stop_daemon
