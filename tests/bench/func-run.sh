@@ -116,7 +116,10 @@ td_case() {
 		touch "$T/sync.go"
 		wait $pid
 	else
-		TRACED_RING_SIZE=$ring "$B/funcbench-traced" "$threads" "$DEPTH" \
+		# A no-loss ring holds the run from its first record on
+		# (TRACED_RING_START: see run.sh).
+		TRACED_RING_SIZE=$ring TRACED_RING_START=$ring \
+		    "$B/funcbench-traced" "$threads" "$DEPTH" \
 		    "$rounds" > "$T/out"
 	fi
 	"$BIN/tracectl" trace-file flush >/dev/null
