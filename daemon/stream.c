@@ -69,15 +69,20 @@
 /*
  * A stream's written bytes leave the page cache behind it, in steps of
  * this size: each whole step is handed to the disk (writeback started)
- * once written, and dropped from the cache at the next step, when it is
- * on disk.  A tracer writes far more than anyone reads back at once;
- * left in the cache, its pages push out everything else, and the kernel
- * must find new memory for every page it writes (dear on a virtual
- * machine, where memory the guest freed goes back to the host: new page
- * cache pages cost the copy into them 4-10x).  Pages recycled at once
- * cost the copy alone.  LTTng's consumer does the same per sub-buffer.
+ * once written, and dropped from the cache two steps later, and again
+ * over the next STREAM_WB_AGAIN steps, once it is on the disk.  A tracer writes far more than anyone reads back at
+ * once; left in the cache, its pages push out everything else, and the
+ * kernel must find new memory for every page it writes (dear on a
+ * virtual machine, where memory the guest freed goes back to the host:
+ * new page cache pages cost the copy into them 4-10x).  Pages recycled
+ * at once cost the copy alone.  LTTng's consumer does the same per
+ * sub-buffer, but waits for the disk; the writers never do: pages a
+ * slow disk has not taken yet stay in the cache, dirty, as they would
+ * without this, so the page cache still absorbs what the disk cannot
+ * follow at once.
  */
 #define STREAM_WB_STEP		(UINT64_C(1) << 20)
+#define STREAM_WB_AGAIN		8	/* steps dropped again each time */
 
 static uint64_t
 clock_ns(clockid_t clock)
@@ -224,25 +229,32 @@ stream_pwritev(int fd, const struct iovec *iov, int n, size_t want,
 
 /*
  * After a write: start writing back the stream's new whole steps, and
- * drop from the page cache the ones started before (STREAM_WB_STEP).
- * Errors only mean the pages stay cached (a file system without
- * sync_file_range(), say): the writeback that fails is the kernel's
- * own, and a later fdatasync() reports it (trace-file flush).
+ * drop from the page cache what was started two steps before, and
+ * the STREAM_WB_AGAIN steps before that once more (POSIX_FADV_DONTNEED
+ * leaves pages that are not on the disk yet; it costs little where
+ * nothing is left).  Errors only mean the pages stay cached (a file system
+ * without sync_file_range(), say): the writeback that fails is the
+ * kernel's own, and a later fdatasync() reports it (trace-file flush).
  */
 static void
 stream_writeback(struct stream *st)
 {
 	off_t step = (off_t)(st->size & ~(off_t)(STREAM_WB_STEP - 1));
+	off_t behind = st->wb_started - (off_t)STREAM_WB_STEP;
 
 	if (step <= st->wb_started)
 		return;
-	if (st->wb_started > st->wb_dropped &&
-	    sync_file_range(st->fd, st->wb_dropped,
-	    st->wb_started - st->wb_dropped, SYNC_FILE_RANGE_WAIT_BEFORE) ==
-	    0)
-		(void)posix_fadvise(st->fd, st->wb_dropped,
-		    st->wb_started - st->wb_dropped, POSIX_FADV_DONTNEED);
-	st->wb_dropped = st->wb_started;
+	if (behind > st->wb_dropped) {
+		/* Again over the last few steps: what was still on its way
+		 * to the disk then is there now, unless the disk is slow. */
+		off_t from = behind - STREAM_WB_AGAIN * (off_t)STREAM_WB_STEP;
+
+		if (from < 0)
+			from = 0;
+		(void)posix_fadvise(st->fd, from, behind - from,
+		    POSIX_FADV_DONTNEED);
+		st->wb_dropped = behind;
+	}
 	(void)sync_file_range(st->fd, st->wb_started, step - st->wb_started,
 	    SYNC_FILE_RANGE_WRITE);
 	st->wb_started = step;
