@@ -37,6 +37,7 @@
 #include "export.h"
 #include "format.h"
 #include "json.h"
+#include "text.h"
 #include "tevents.h"
 
 /* Field numbers, each checked against Perfetto's .proto files. */
@@ -175,7 +176,7 @@ pb_string(struct pf_state *st, struct strbuf *b, unsigned field,
 	size_t		 i, n;
 
 	for (i = 0; i < len; i += n)
-		if ((n = json_utf8_len(s + i, len - i)) == 0)
+		if ((n = text_utf8_len(s + i, len - i)) == 0)
 			break;
 	if (i == len) {
 		pb_bytes(b, field, s, len);
@@ -183,7 +184,7 @@ pb_string(struct pf_state *st, struct strbuf *b, unsigned field,
 	}
 	strbuf_reset(t);
 	for (i = 0; i < len; i += n) {
-		if ((n = json_utf8_len(s + i, len - i)) == 0) {
+		if ((n = text_utf8_len(s + i, len - i)) == 0) {
 			strbuf_adds(t, "\xef\xbf\xbd");
 			n = 1;
 		} else

@@ -26,6 +26,7 @@
 
 #include "format.h"
 #include "json.h"
+#include "text.h"
 #include "tevents.h"
 #include "tracedir.h"
 
@@ -214,7 +215,7 @@ strbuf_add_escaped(struct strbuf *b, const char *s, size_t len, int quote)
 			n = run - i;
 			continue;
 		}
-		n = json_utf8_len(s + i, len - i);
+		n = text_utf8_len(s + i, len - i);
 		if (n > 1 && !(n == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)) {
 			strbuf_add(b, s + i, n);
 			continue;
@@ -833,13 +834,13 @@ fmt_json_string(const char *s, size_t len, struct strbuf *tmp)
 	size_t	 i, n;
 
 	for (i = 0; i < len; i += n)
-		if ((n = json_utf8_len(s + i, len - i)) == 0)
+		if ((n = text_utf8_len(s + i, len - i)) == 0)
 			break;
 	if (i == len)
 		return json_stringn(s, len);
 	strbuf_reset(tmp);
 	for (i = 0; i < len; i += n) {
-		if ((n = json_utf8_len(s + i, len - i)) == 0) {
+		if ((n = text_utf8_len(s + i, len - i)) == 0) {
 			strbuf_adds(tmp, "\xef\xbf\xbd");
 			n = 1;
 		} else

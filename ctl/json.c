@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "text.h"
 
 /* A recognizer's position in the text. */
 struct json_in {
@@ -23,44 +24,6 @@ struct json_in {
 };
 
 static int	json_value(struct json_in *);
-
-/*
- * Valid UTF-8 sequence length at s.  Contract in json.h.
- */
-size_t
-json_utf8_len(const char *s, size_t n)
-{
-	const unsigned char	*p = (const unsigned char *)s;
-	unsigned char		 lo = 0x80, hi = 0xbf;
-	size_t			 need, i;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] < 0xc2)
-		return 0;		/* continuation, or overlong */
-	if (p[0] < 0xe0)
-		need = 1;
-	else if (p[0] < 0xf0) {
-		need = 2;
-		if (p[0] == 0xe0)
-			lo = 0xa0;	/* overlong */
-		if (p[0] == 0xed)
-			hi = 0x9f;	/* surrogates */
-	} else if (p[0] < 0xf5) {
-		need = 3;
-		if (p[0] == 0xf0)
-			lo = 0x90;	/* overlong */
-		if (p[0] == 0xf4)
-			hi = 0x8f;	/* past U+10FFFF */
-	} else
-		return 0;
-	if (n < need + 1 || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i <= need; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return need + 1;
-}
 
 /*
  * Write a JSON string.  Contract in json.h.
@@ -74,7 +37,7 @@ json_write_string(FILE *f, const char *s, size_t len)
 	for (i = 0; i < len; i += n) {
 		unsigned char c = (unsigned char)s[i];
 
-		n = json_utf8_len(s + i, len - i);
+		n = text_utf8_len(s + i, len - i);
 		if (n == 0) {
 			fputs("\\ufffd", f);
 			n = 1;
@@ -189,7 +152,7 @@ json_string(struct json_in *in)
 				return 0;
 			continue;
 		}
-		n = json_utf8_len((const char *)in->p,
+		n = text_utf8_len((const char *)in->p,
 		    (size_t)(in->end - in->p));
 		if (n == 0)
 			return 0;

@@ -31,10 +31,4 @@ void	json_write_string(FILE *f, const char *s, size_t len);
  */
 int	json_valid(const char *s, size_t len);
 
-/*
- * Length of the valid UTF-8 sequence (1 to 4 bytes) that starts at s,
- * which has n > 0 bytes; 0 if s does not start one.
- */
-size_t	json_utf8_len(const char *s, size_t n);
-
 #endif /* TRACED_CTL_JSON_H */

@@ -146,7 +146,7 @@ print_text(FILE *f, const char *s, size_t len)
 	size_t			 i, n;
 
 	for (i = 0; i < len; i += n) {
-		n = json_utf8_len(s + i, len - i);
+		n = text_utf8_len(s + i, len - i);
 		if (n == 0 || (n == 1 && u[i] < 0x20 && u[i] != '\t') ||
 		    (n == 1 && u[i] == 0x7f) ||
 		    (n == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0)) {
