@@ -69,17 +69,17 @@
 /*
  * A stream's written bytes leave the page cache behind it, in steps of
  * this size: each whole step is handed to the disk (writeback started)
- * once written, and dropped from the cache two steps later, and again
- * over the next STREAM_WB_AGAIN steps, once it is on the disk.  A tracer writes far more than anyone reads back at
- * once; left in the cache, its pages push out everything else, and the
- * kernel must find new memory for every page it writes (dear on a
- * virtual machine, where memory the guest freed goes back to the host:
- * new page cache pages cost the copy into them 4-10x).  Pages recycled
- * at once cost the copy alone.  LTTng's consumer does the same per
- * sub-buffer, but waits for the disk; the writers never do: pages a
- * slow disk has not taken yet stay in the cache, dirty, as they would
- * without this, so the page cache still absorbs what the disk cannot
- * follow at once.
+ * once written, and dropped from the cache two steps later and again
+ * over the next STREAM_WB_AGAIN steps, once it is on the disk.  A
+ * tracer writes far more than anyone reads back at once; left in the
+ * cache, its pages push out everything else, and the kernel must find
+ * new memory for every page it writes (dear on a virtual machine,
+ * where memory the guest freed goes back to the host: new page cache
+ * pages cost the copy into them 4-10x).  Pages recycled at once cost
+ * the copy alone.  LTTng's consumer does the same per sub-buffer, but
+ * waits for the disk; the writers never do: pages a slow disk has not
+ * taken yet stay in the cache, dirty, as they would without this, so
+ * the page cache still absorbs what the disk cannot follow at once.
  */
 #define STREAM_WB_STEP		(UINT64_C(1) << 20)
 #define STREAM_WB_AGAIN		8	/* steps dropped again each time */
@@ -104,7 +104,7 @@ stream_start(struct stream *st, int fd, const uint8_t uuid[16], uint64_t gen)
 	st->seq = 0;
 	st->discarded = st->discarded_written = 0;
 	st->part = 0;
-	st->wb_started = st->wb_dropped = 0;
+	st->wb_started = 0;
 }
 
 /*
@@ -124,7 +124,7 @@ stream_switch(struct sring *r)
 	if (part) {
 		r->st.fd = r->next_fd;
 		r->st.size = 0;
-		r->st.wb_started = r->st.wb_dropped = 0;
+		r->st.wb_started = 0;
 		r->st.part++;
 	} else
 		stream_start(&r->st, r->next_fd, r->next_uuid, r->next_gen);
@@ -229,32 +229,25 @@ stream_pwritev(int fd, const struct iovec *iov, int n, size_t want,
 
 /*
  * After a write: start writing back the stream's new whole steps, and
- * drop from the page cache what was started two steps before, and
- * the STREAM_WB_AGAIN steps before that once more (POSIX_FADV_DONTNEED
- * leaves pages that are not on the disk yet; it costs little where
- * nothing is left).  Errors only mean the pages stay cached (a file system
- * without sync_file_range(), say): the writeback that fails is the
- * kernel's own, and a later fdatasync() reports it (trace-file flush).
+ * drop from the page cache the steps up to two before, the last
+ * STREAM_WB_AGAIN of them once more (POSIX_FADV_DONTNEED leaves pages
+ * not on the disk yet, and costs little where nothing is left).
+ * Errors only mean pages stay cached (a file system without
+ * sync_file_range(), say): a writeback that fails is the kernel's own,
+ * and a later fdatasync() reports it (trace-file flush).
  */
 static void
 stream_writeback(struct stream *st)
 {
 	off_t step = (off_t)(st->size & ~(off_t)(STREAM_WB_STEP - 1));
 	off_t behind = st->wb_started - (off_t)STREAM_WB_STEP;
+	off_t from = behind - STREAM_WB_AGAIN * (off_t)STREAM_WB_STEP;
 
 	if (step <= st->wb_started)
 		return;
-	if (behind > st->wb_dropped) {
-		/* Again over the last few steps: what was still on its way
-		 * to the disk then is there now, unless the disk is slow. */
-		off_t from = behind - STREAM_WB_AGAIN * (off_t)STREAM_WB_STEP;
-
-		if (from < 0)
-			from = 0;
-		(void)posix_fadvise(st->fd, from, behind - from,
-		    POSIX_FADV_DONTNEED);
-		st->wb_dropped = behind;
-	}
+	if (behind > 0)
+		(void)posix_fadvise(st->fd, from > 0 ? from : 0,
+		    from > 0 ? behind - from : behind, POSIX_FADV_DONTNEED);
 	(void)sync_file_range(st->fd, st->wb_started, step - st->wb_started,
 	    SYNC_FILE_RANGE_WRITE);
 	st->wb_started = step;
@@ -279,6 +272,10 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
 	__atomic_store_n(&w->write_since, t0, __ATOMIC_RELAXED);
 	got = stream_pwritev(r->st.fd, iov, n, want, r->st.size);
 	err = got == -1 ? errno : ENOSPC;
+	if (got == (ssize_t)want) {
+		r->st.size += (off_t)want;
+		stream_writeback(&r->st);	/* the write's own cost */
+	}
 	if (__atomic_load_n(&wo_global->stall_ns, __ATOMIC_RELAXED) != 0) {
 		/* A test's disk that stops answering, once (writeout.h). */
 		uint64_t ns = __atomic_exchange_n(&wo_global->stall_ns, 0,
@@ -292,11 +289,8 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
 	w->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	w->io_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 	__atomic_store_n(&w->write_since, 0, __ATOMIC_RELAXED);
-	if (got == (ssize_t)want) {
-		r->st.size += (off_t)want;
-		stream_writeback(&r->st);
+	if (got == (ssize_t)want)
 		return 0;
-	}
 	(void)!ftruncate(r->st.fd, r->st.size);
 	return err;
 }

@@ -111,8 +111,8 @@ struct stream {
 					   says it */
 	uint32_t	 part;		/* files of this trace before it
 					   (stream-max-size cuts) */
-	off_t		 wb_started;	/* written back up to here... */
-	off_t		 wb_dropped;	/* ... and out of the page cache */
+	off_t		 wb_started;	/* writeback started up to here
+					   (stream.c, STREAM_WB_STEP) */
 };
 
 /*
