@@ -131,10 +131,12 @@ lib_read_env(void)
 		if (ringsize_parse(s, &order, err, sizeof(err)) == -1)
 			lib_warnx("TRACED_RING_START=%s refused: %s; rings "
 			    "start at 1M", s, err);
-		else if (lib.ring_order_env && order > lib.ring_order)
+		else if (lib.ring_order_env && order > lib.ring_order) {
+			ringsize_format(traced_ring_size(lib.ring_order), err,
+			    sizeof(err));
 			lib_warnx("TRACED_RING_START=%s refused: more than "
-			    "TRACED_RING_SIZE=%s; rings start at 1M", s,
-			    secure_getenv("TRACED_RING_SIZE"));
+			    "TRACED_RING_SIZE=%s; rings start at 1M", s, err);
+		}
 		else
 			lib.ring_start_order = order;
 	}

@@ -2027,8 +2027,10 @@ session_say_loss(struct session *s)
 				loss_say(msg, sizeof(msg), "%sa burst filled "
 				    "a ring between two drains made on time, "
 				    "before it could grow (it grows, up to %s, "
-				    "for the next ones; TRACED_RING_SIZE=%s "
-				    "lets it grow further)", sep, size,
+				    "for the next ones; TRACED_RING_START=%s in "
+				    "the program's environment makes its rings "
+				    "start that big, TRACED_RING_SIZE=%s lets "
+				    "them grow further)", sep, size, size,
 				    bigger);
 			sep = "; also ";
 		}

@@ -102,9 +102,22 @@ first=$(awk '{ if ($8 > m) m = $8 } END { print m + 0 }' "$T/steady.out")
 ok "4 threads whose rings may grow to 1 GiB: $rss KiB resident, first events (making the rings) within $((first / 1000)) us"
 
 # A burst larger than a ring can grow into in time (two unpaced threads
-# hold both CPUs, the daemon may not run before they are done) is kept
-# whole by a ring that starts big enough: TRACED_RING_START.
+# hold both CPUs, the daemon may not run before they are done) loses
+# what its first ring cannot hold, and the warning names the fix: a ring
+# that starts big enough, TRACED_RING_START, which then keeps it whole.
 N2=80000		# ~25 MB a thread
+logged=$(wc -l < "$T/traced.log")
+TRACED_RING_SIZE=64M "$HELPERS/emit" -t 2 -n $N2 > /dev/null ||
+	fail "emit with 64M rings from 1M failed"
+wait_no_sessions 20 || fail "the session did not end: $(ctl info trace)"
+tail -n +$((logged + 1)) "$T/traced.log" | grep "before it could grow" > "$T/warned" || true
+if [ -s "$T/warned" ]; then
+	grep -q "TRACED_RING_START=64M in the program's environment" "$T/warned" ||
+		fail "the warning does not name TRACED_RING_START: $(cat "$T/warned")"
+	ok "a first burst lost to a 1M ring: the warning names TRACED_RING_START=64M"
+else
+	echo "(the daemon kept up with the unpaced burst: no first-lap loss to warn about)"
+fi
 TRACED_RING_START=64M TRACED_RING_SIZE=64M "$HELPERS/emit" -t 2 -n $N2 \
 	> "$T/big.out" 2> "$T/big.err" || fail "emit with 64M rings failed"
 [ ! -s "$T/big.err" ] || fail "emit with 64M rings said: $(cat "$T/big.err")"
