@@ -792,7 +792,7 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 	const struct sring *rg;
 	struct ring_now n;
 	unsigned nsessions = 0;
-	uint64_t all[TRACED_DROP_NCAUSES];
+	uint64_t all[TRACED_DROP_NCAUSES], wdirect, wcached;
 	char causes[256];
 	int i;
 
@@ -800,12 +800,16 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 	(void)argv;
 	TAILQ_FOREACH(s, &td->sessions, entry)
 		nsessions++;
+	writeout_written(&wdirect, &wcached);
 	if (reply_json(r))
-		reply_item(r, json_pack("{s:s, s:o, s:s, s:I, s:i, s:I, s:I, "
-		    "s:s, s:I}", "type", "trace", "trace_dir",
+		reply_item(r, json_pack("{s:s, s:o, s:s, s:I, s:i, s:s, s:I, "
+		    "s:I, s:I, s:I, s:s, s:I}", "type", "trace", "trace_dir",
 		    jstr(td->cfg.trace_dir), "state", td->paused ? "off" : "on",
 		    "writeout_threads", (json_int_t)writeout_nworkers(),
 		    "writeout_nice", td->cfg.writeout_nice,
+		    "direct_io", td->cfg.direct_io ? "on" : "off",
+		    "written_direct", (json_int_t)wdirect,
+		    "written_cached", (json_int_t)wcached,
 		    "drain_interval_ms", (json_int_t)td->cfg.drain_ms,
 		    "default_ring_size",
 		    (json_int_t)traced_ring_size(td->cfg.ring_order), "clock",
@@ -814,15 +818,19 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 	else {
 		reply_line(r, "trace file: %s (%s)", td->cfg.trace_dir,
 		    td->paused ? "off: paused" : "on");
-		reply_line(r, "writeout: %u threads (nice %d), drain every %u ms; "
-		    "default ring %" PRIu64 " KiB per thread (from %" PRIu64
-		    " KiB, growing when busy); clock %s",
-		    writeout_nworkers(), td->cfg.writeout_nice, td->cfg.drain_ms,
+		reply_line(r, "writeout: %u threads (nice %d, direct I/O %s), "
+		    "drain every %u ms; default ring %" PRIu64 " KiB per "
+		    "thread (from %" PRIu64 " KiB, growing when busy); "
+		    "clock %s", writeout_nworkers(), td->cfg.writeout_nice,
+		    td->cfg.direct_io ? "on" : "off", td->cfg.drain_ms,
 		    traced_ring_size(td->cfg.ring_order) / 1024,
 		    traced_ring_size(td->cfg.ring_order < TRACED_RING_ORDER_INIT ?
 		    td->cfg.ring_order : TRACED_RING_ORDER_INIT) / 1024,
 		    td->have_tsc ? "tsc (monotonic for processes that ask)" :
 		    "monotonic");
+		reply_line(r, "written: %" PRIu64 " MB directly to the disk, "
+		    "%" PRIu64 " MB through the page cache", wdirect / 1000000,
+		    wcached / 1000000);
 		reply_line(r, "sessions: %u", nsessions);
 	}
 	TAILQ_FOREACH(s, &td->sessions, entry) {

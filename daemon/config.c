@@ -50,6 +50,7 @@ static const struct config_key {
 	[CONFIG_WORKERS]	= { "workers", 0 },
 	[CONFIG_DRAIN_INTERVAL]	= { "drain-interval", 1 },
 	[CONFIG_WRITEOUT_NICE]	= { "writeout-nice", 1 },
+	[CONFIG_DIRECT_IO]	= { "direct-io", 1 },
 	[CONFIG_LIMIT0 + LIMIT_SESSIONS] = { "sessions-per-uid", 1 },
 	[CONFIG_LIMIT0 + LIMIT_RINGS] = { "rings-per-uid", 1 },
 	[CONFIG_LIMIT0 + LIMIT_RING_BYTES] = { "ring-bytes-per-uid", 1 },
@@ -239,6 +240,7 @@ config_defaults(struct config *c, int system_daemon)
 	c->workers = ncpu > 0 ? (unsigned)(ncpu > 64 ? 64 : ncpu) : 2;
 	c->drain_ms = 100;
 	c->writeout_nice = 0;
+	c->direct_io = 1;
 	if (home == NULL)
 		home = "/tmp";
 
@@ -439,6 +441,17 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 			return -1;
 		}
 		c->writeout_nice = (int)v;
+		break;
+	case CONFIG_DIRECT_IO:
+		if (strcmp(value, "on") == 0)
+			c->direct_io = 1;
+		else if (strcmp(value, "off") == 0)
+			c->direct_io = 0;
+		else {
+			seterr(err, errsize, "'%s' is neither on nor off",
+			    value);
+			return -1;
+		}
 		break;
 	default:
 		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {
@@ -686,6 +699,8 @@ config_copy(struct config *dst, const struct config *src, unsigned keys)
 		dst->drain_ms = src->drain_ms;
 	if (keys & CONFIG_BIT(CONFIG_WRITEOUT_NICE))
 		dst->writeout_nice = src->writeout_nice;
+	if (keys & CONFIG_BIT(CONFIG_DIRECT_IO))
+		dst->direct_io = src->direct_io;
 	for (int l = 0; l < LIMIT_N; l++)
 		if (keys & CONFIG_BIT(CONFIG_LIMIT0 + l))
 			dst->limit[l] = src->limit[l];
@@ -719,6 +734,9 @@ config_format(const struct config *c, int k, char *buf, size_t size)
 		break;
 	case CONFIG_WRITEOUT_NICE:
 		snprintf(buf, size, "%d", c->writeout_nice);
+		break;
+	case CONFIG_DIRECT_IO:
+		snprintf(buf, size, "%s", c->direct_io ? "on" : "off");
 		break;
 	default:
 		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {

@@ -824,6 +824,10 @@ reload_apply(int k, const struct config *c)
 			return -1;
 		td->cfg.writeout_nice = c->writeout_nice;
 		return 0;
+	case CONFIG_DIRECT_IO:
+		td->cfg.direct_io = c->direct_io;
+		writeout_set_direct(td->cfg.direct_io);
+		return 0;
 	default:
 		/* A limit applies to what clients ask from now on. */
 		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {
@@ -1179,6 +1183,7 @@ main(int argc, char *argv[])
 	}
 	td->wo = writeout_new(td->base, td->cfg.workers, td->cfg.writeout_nice,
 	    td->cfg.drain_ms);
+	writeout_set_direct(td->cfg.direct_io);
 	if (intake_start(td->base, td->cfg.writeout_nice) == -1)
 		fatalx("cannot start the intake thread");
 	if (client_listen(td->client_fd) == -1 ||

@@ -67,6 +67,14 @@
  */
 #define STREAM_WRITE_MAX	(256u << 10)
 /*
+ * Direct writes (stream_pwritev_direct()) skip the page cache: 3.3 ns
+ * of CPU per 64 bytes in writes of 1 MiB, 6.7 in writes of 256 KiB,
+ * against 17-22 for buffered 256 KiB writes with the drop-behind below
+ * (this project's machines, ext4 on virtio, two writers, each 512 MiB,
+ * a copy into the buffer included).
+ */
+#define STREAM_DIRECT_MAX	(1u << 20)
+/*
  * A stream's written bytes leave the page cache behind it, in steps of
  * this size: each whole step is handed to the disk (writeback started)
  * once written, and dropped from the cache two steps later and again
@@ -105,6 +113,7 @@ stream_start(struct stream *st, int fd, const uint8_t uuid[16], uint64_t gen)
 	st->discarded = st->discarded_written = 0;
 	st->part = 0;
 	st->wb_started = 0;
+	st->nodirect = 0;
 }
 
 /*
@@ -184,13 +193,13 @@ put64(uint8_t *p, uint64_t v)
 
 /*
  * pwritev() of iov[0, n) ('want' bytes in all) at 'off', in writes of
- * at most STREAM_WRITE_MAX bytes.  Returns the bytes written, short at
- * the first write that was, or -1 (errno) if a write failed (the caller
- * cuts the file back either way).
+ * at most 'max' bytes.  Returns the bytes written, short at the first
+ * write that was, or -1 (errno) if a write failed (the caller cuts the
+ * file back either way).
  */
 static ssize_t
 stream_pwritev(int fd, const struct iovec *iov, int n, size_t want,
-    off_t off)
+    off_t off, size_t max)
 {
 	struct iovec part[STREAM_IOV_MAX + 2];
 	size_t done = 0, skip = 0, len;
@@ -200,12 +209,12 @@ stream_pwritev(int fd, const struct iovec *iov, int n, size_t want,
 	while (done < want) {
 		/* The next STREAM_WRITE_MAX bytes, from iov[i] + skip. */
 		len = 0;
-		for (k = 0; i + k < n && len < STREAM_WRITE_MAX &&
+		for (k = 0; i + k < n && len < max &&
 		    k < (int)(sizeof(part) / sizeof(part[0])); k++) {
 			size_t take = iov[i + k].iov_len - (k == 0 ? skip : 0);
 
-			if (take > STREAM_WRITE_MAX - len)
-				take = STREAM_WRITE_MAX - len;
+			if (take > max - len)
+				take = max - len;
 			part[k].iov_base = (uint8_t *)iov[i + k].iov_base +
 			    (k == 0 ? skip : 0);
 			part[k].iov_len = take;
@@ -225,6 +234,44 @@ stream_pwritev(int fd, const struct iovec *iov, int n, size_t want,
 		}
 	}
 	return (ssize_t)done;
+}
+
+/*
+ * iov[0, n) at 'off' with O_DIRECT: from staging to the disk, no copy
+ * into the page cache.  The caller made every part DIO_ALIGN-aligned,
+ * in memory and in length, and 'off' is on a boundary.  A file system
+ * that refuses (no direct I/O, a larger alignment) gets the same bytes
+ * through the page cache, now and from then on for this file.  As
+ * stream_pwritev().
+ */
+static ssize_t
+stream_pwritev_direct(struct stream *st, const struct iovec *iov, int n,
+    size_t want, off_t off)
+{
+	ssize_t got = -1;
+	int fl, err = EINVAL;
+
+	if ((fl = fcntl(st->fd, F_GETFL)) != -1 &&
+	    fcntl(st->fd, F_SETFL, fl | O_DIRECT) == 0) {
+		got = stream_pwritev(st->fd, iov, n, want, off,
+		    STREAM_DIRECT_MAX);
+		err = errno;
+		(void)fcntl(st->fd, F_SETFL, fl);
+	}
+	if (got != -1 || err != EINVAL) {
+		if (got > 0)
+			__atomic_add_fetch(&wo_global->written_direct,
+			    (uint64_t)got, __ATOMIC_RELAXED);
+		return got;
+	}
+	st->nodirect = 1;
+	log_debug("stream: no direct I/O on this file, writing through the "
+	    "page cache");
+	got = stream_pwritev(st->fd, iov, n, want, off, STREAM_WRITE_MAX);
+	if (got > 0)
+		__atomic_add_fetch(&wo_global->written_cached, (uint64_t)got,
+		    __ATOMIC_RELAXED);
+	return got;
 }
 
 /*
@@ -254,25 +301,49 @@ stream_writeback(struct stream *st)
 }
 
 /*
- * Write iov[0, n) at the end of the stream, whole or not at all.
+ * Write iov[0, n) at the end of the stream, whole or not at all: runs
+ * of parts marked in direct[] (NULL: none) directly
+ * (stream_pwritev_direct()), the others through the page cache.
  * Returns 0, or an errno.
  */
 static int
 stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
-    struct writer *w)
+    const uint8_t *direct, struct writer *w)
 {
+	size_t done = 0, len;
 	uint64_t t0, c0;
-	ssize_t got;
-	int err;
+	ssize_t got = 0;
+	int i, j, err;
 
 	if (r->st.fd == -1)
 		return EBADF;
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	__atomic_store_n(&w->write_since, t0, __ATOMIC_RELAXED);
-	got = stream_pwritev(r->st.fd, iov, n, want, r->st.size);
+	for (i = 0; i < n && got != -1; i = j) {
+		int d = direct != NULL && direct[i];
+
+		len = iov[i].iov_len;
+		for (j = i + 1; j < n && (direct != NULL && direct[j]) == d;
+		    j++)
+			len += iov[j].iov_len;
+		if (d)
+			got = stream_pwritev_direct(&r->st, iov + i, j - i,
+			    len, r->st.size + (off_t)done);
+		else {
+			got = stream_pwritev(r->st.fd, iov + i, j - i, len,
+			    r->st.size + (off_t)done, STREAM_WRITE_MAX);
+			if (got > 0)
+				__atomic_add_fetch(&wo_global->written_cached,
+				    (uint64_t)got, __ATOMIC_RELAXED);
+		}
+		if (got != -1)
+			done += (size_t)got;
+		if (got != -1 && (size_t)got < len)
+			break;
+	}
 	err = got == -1 ? errno : ENOSPC;
-	if (got == (ssize_t)want) {
+	if (done == want) {
 		r->st.size += (off_t)want;
 		stream_writeback(&r->st);	/* the write's own cost */
 	}
@@ -289,10 +360,72 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
 	w->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	w->io_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 	__atomic_store_n(&w->write_since, 0, __ATOMIC_RELAXED);
-	if (got == (ssize_t)want)
+	if (done == want)
 		return 0;
 	(void)!ftruncate(r->st.fd, r->st.size);
 	return err;
+}
+
+/*
+ * Add the packets of batch[0, n) to the parts to write, iov[*k...],
+ * the stream being *pos bytes long before them; their lengths go to
+ * bytes[], and which parts go to the disk directly to direct[].  When
+ * the writers keep up (w->direct) and the file system has not refused,
+ * each packet with aligned staging memory (the drain thread found at
+ * least DIO_MIN bytes waiting: a busy ring; small packets would each
+ * grow by up to DIO_ALIGN of padding) is padded to end on a DIO_ALIGN
+ * boundary of the file (packet_size grows, content_size stays, the
+ * padding is zeros) and goes direct.  One that does not start on a
+ * boundary (after a small packet) is first moved up in its staging
+ * memory, so that the file's next boundary falls on an aligned address:
+ * the bytes before it go through the page cache, the rest direct.
+ * Returns whether any part goes direct.
+ */
+static int
+stream_plan(const struct sring *r, struct chunk **batch, int n,
+    struct iovec *iov, uint8_t *direct, int *k, off_t *pos, size_t *bytes,
+    const struct writer *w)
+{
+	int i, any = 0, ok = w->direct && !r->st.nodirect;
+
+	for (i = 0; i < n; i++) {
+		size_t len = CTF_PACKET_HDR_SIZE + batch[i]->len, pad, sh, h;
+		uint8_t *p = batch[i]->pkt;
+
+		if (!ok || !batch[i]->dio) {
+			iov[*k].iov_base = p;
+			iov[*k].iov_len = len;
+			direct[(*k)++] = 0;
+			bytes[i] = len;
+			*pos += (off_t)len;
+			continue;
+		}
+		sh = (size_t)((uint64_t)*pos % DIO_ALIGN);
+		if (sh != 0) {
+			memmove(p + sh, p, len);
+			p += sh;
+		}
+		pad = (size_t)((DIO_ALIGN - ((uint64_t)*pos + len) %
+		    DIO_ALIGN) % DIO_ALIGN);
+		memset(p + len, 0, pad);
+		put64(p + 56, (len + pad) * 8);
+		bytes[i] = len + pad;
+		*pos += (off_t)(len + pad);
+		/* The file's next boundary is h bytes in, at p + h. */
+		h = sh == 0 ? 0 : DIO_ALIGN - sh;
+		if (h > 0) {
+			iov[*k].iov_base = p;
+			iov[*k].iov_len = h;
+			direct[(*k)++] = 0;
+		}
+		if (len + pad > h) {
+			iov[*k].iov_base = p + h;
+			iov[*k].iov_len = len + pad - h;
+			direct[(*k)++] = 1;
+			any = 1;
+		}
+	}
+	return any;
 }
 
 /*
@@ -305,10 +438,12 @@ stream_write_data(struct sring *r, struct chunk **batch, int n,
     struct writer *w)
 {
 	uint8_t empty[CTF_PACKET_HDR_SIZE];
-	struct iovec iov[STREAM_IOV_MAX + 1];
+	struct iovec iov[2 * STREAM_IOV_MAX + 1];
+	uint8_t direct[2 * STREAM_IOV_MAX + 1];
+	size_t bytes[STREAM_IOV_MAX];
 	uint64_t seq = r->st.seq, disc = r->st.discarded, lost;
-	size_t want = 0;
-	int i, k = 0, err;
+	off_t pos = r->st.size;
+	int i, k = 0, err, any;
 
 	for (i = 0; i < n; i++)
 		batch[i]->fgen = r->st.gen;
@@ -319,8 +454,9 @@ stream_write_data(struct sring *r, struct chunk **batch, int n,
 	if (seq == 0 && disc + batch[0]->discarded > 0) {
 		stream_empty_packet(empty, r, batch[0]->ts_first, 0, 0);
 		iov[k].iov_base = empty;
-		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
-		want += CTF_PACKET_HDR_SIZE;
+		iov[k].iov_len = CTF_PACKET_HDR_SIZE;
+		direct[k++] = 0;
+		pos += CTF_PACKET_HDR_SIZE;
 		seq++;
 	}
 	for (i = 0; i < n; i++) {
@@ -330,20 +466,20 @@ stream_write_data(struct sring *r, struct chunk **batch, int n,
 		memcpy(c->pkt + 4, r->st.uuid, sizeof(r->st.uuid));
 		put64(c->pkt + 64, seq++);
 		put64(c->pkt + 72, disc);
-		iov[k].iov_base = c->pkt;
-		iov[k++].iov_len = CTF_PACKET_HDR_SIZE + c->len;
-		want += CTF_PACKET_HDR_SIZE + c->len;
 	}
-	err = stream_append(r, iov, k, want, w);
+	any = stream_plan(r, batch, n, iov, direct, &k, &pos, bytes, w);
+	err = stream_append(r, iov, k, (size_t)(pos - r->st.size),
+	    any ? direct : NULL, w);
 	if (err == 0) {
 		r->st.seq = seq;
 		r->st.discarded = r->st.discarded_written = disc;
 		for (i = 0; i < n; i++) {
-			batch[i]->bytes = CTF_PACKET_HDR_SIZE + batch[i]->len;
+			batch[i]->bytes = bytes[i];
 			batch[i]->fpart = r->st.part;
 			batch[i]->fsize = (uint64_t)r->st.size;
 		}
-		batch[0]->bytes += k > n ? CTF_PACKET_HDR_SIZE : 0;
+		batch[0]->bytes += k > 0 && iov[0].iov_base == empty ?
+		    CTF_PACKET_HDR_SIZE : 0;
 		return;
 	}
 lost:
@@ -392,7 +528,7 @@ stream_close_books(struct sring *r, struct chunk *c, struct writer *w)
 		iov[k].iov_len = CTF_PACKET_HDR_SIZE;
 		want += CTF_PACKET_HDR_SIZE;
 		k++;
-		err = stream_append(r, iov, k, want, w);
+		err = stream_append(r, iov, k, want, NULL, w);
 	}
 	if (err == 0) {
 		r->st.seq = seq;

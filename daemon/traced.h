@@ -113,6 +113,7 @@ struct stream {
 					   (stream-max-size cuts) */
 	off_t		 wb_started;	/* writeback started up to here
 					   (stream.c, STREAM_WB_STEP) */
+	int		 nodirect;	/* its file system refused O_DIRECT */
 };
 
 /*
@@ -387,6 +388,7 @@ struct config {
 	unsigned	 workers;
 	unsigned	 drain_ms;
 	int		 writeout_nice;	/* niceness of the writeout threads */
+	int		 direct_io;	/* big packets skip the page cache */
 	int		 foreground;
 	int		 user;		/* a per-user daemon, not the system's */
 };
@@ -629,6 +631,8 @@ void	writeout_close(struct sring *r);
 void	writeout_notify(struct sring *r);
 void	writeout_drain_all(uint64_t flush_gen);
 void	writeout_set_interval(unsigned ms);
+void	writeout_set_direct(int on);
+void	writeout_written(uint64_t *direct, uint64_t *cached);
 void	writeout_stream_part(struct sring *r, int fd, uint64_t max);
 void	writeout_stream_next(struct sring *r, int fd, const uint8_t uuid[16],
 	    uint64_t gen);
@@ -675,6 +679,7 @@ enum {
 	CONFIG_WORKERS,
 	CONFIG_DRAIN_INTERVAL,
 	CONFIG_WRITEOUT_NICE,
+	CONFIG_DIRECT_IO,
 	CONFIG_LIMIT0,		/* + LIMIT_*: one key per limit */
 	CONFIG_NKEYS = CONFIG_LIMIT0 + LIMIT_N
 };

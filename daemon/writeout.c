@@ -23,6 +23,13 @@
  * writer does reading stop, and a ring that fills up then loses events
  * to a slow disk, which the warning says.
  *
+ * Big packets get staging memory aligned for direct I/O (DIO_ALIGN),
+ * and while staging is at most half used the writers send them from
+ * there to the disk with O_DIRECT (stream.c): no copy into the page
+ * cache, which was most of the daemon's CPU time at high rates.  Past
+ * half, writes go through the page cache, which takes in what a slow
+ * disk cannot follow at once.
+ *
  * One drain thread reads every ring: it is cheap (a pread and a walk
  * over the records, a few ns per event) and decides when each ring is
  * read by how fast it fills, rather than waiting to be told.  N writers
@@ -203,11 +210,13 @@ staging_full_locked(struct writeout *wo)
 static struct chunk *
 chunk_alloc_locked(struct writeout *wo, struct sring *r, size_t room)
 {
-	size_t need = (sizeof(struct chunk) + 7) / 8 * 8 +
-	    CTF_PACKET_HDR_SIZE + room;
+	size_t head = (sizeof(struct chunk) + 7) / 8 * 8, need, at;
+	int dio = room >= DIO_MIN;
 	struct arena *a;
 	struct chunk *c;
 
+	/* A direct I/O packet: up to DIO_ALIGN lost to aligning it. */
+	need = head + CTF_PACKET_HDR_SIZE + room + (dio ? 3 * DIO_ALIGN : 0);
 	a = arena_get_locked(wo, need);
 	if (a == NULL) {
 		if (!wo->staging_wait)
@@ -218,14 +227,19 @@ chunk_alloc_locked(struct writeout *wo, struct sring *r, size_t room)
 	if (wo->staging_wait)
 		wo->full_end = mono_ns();
 	wo->staging_wait = 0;
-	c = (struct chunk *)(void *)(a->base + a->used);
+	at = a->used;
+	if (dio)	/* the packet on a boundary, the chunk just before */
+		at = (at + head + DIO_ALIGN - 1) / DIO_ALIGN * DIO_ALIGN - head;
+	c = (struct chunk *)(void *)(a->base + at);
 	memset(c, 0, sizeof(*c));
 	c->arena = a;
 	c->r = r;
 	c->kind = CHUNK_DATA;
-	c->pkt = (uint8_t *)c + (sizeof(struct chunk) + 7) / 8 * 8;
+	c->pkt = (uint8_t *)c + head;
+	c->dio = dio;
 	c->counts = c->inline_counts;
-	a->used += need;
+	a->used = at + head + CTF_PACKET_HDR_SIZE + room +
+	    (dio ? 2 * DIO_ALIGN : 0);
 	a->refs++;
 	return c;
 }
@@ -256,7 +270,8 @@ wo_chunk_commit(struct chunk *c, size_t len)
 {
 	struct writeout *wo = wo_global;
 	struct arena *a = c->arena;
-	size_t end = (size_t)(c->pkt - a->base) + CTF_PACKET_HDR_SIZE + len;
+	size_t end = (size_t)(c->pkt - a->base) + CTF_PACKET_HDR_SIZE + len +
+	    (c->dio ? 2 * DIO_ALIGN : 0);
 
 	pthread_mutex_lock(&wo->lock);
 	if (a->current)
@@ -333,6 +348,27 @@ wo_chunk_queue(struct chunk *c)
 
 /* ---- writers -------------------------------------------------------------- */
 
+/*
+ * May the writers go to the disk directly?  Unless direct-io is off
+ * (traced.conf(5)), while at least half of the staging memory is free:
+ * they keep up.  Past that, the disk may be
+ * what holds them back, and writes go through the page cache, which
+ * takes in what the disk cannot follow at once (up to the kernel's
+ * dirty limits, often gigabytes) and costs CPU time instead.  Locked.
+ */
+static int
+staging_roomy_locked(const struct writeout *wo)
+{
+	unsigned i, busy = 0;
+
+	if (!wo->direct_io)
+		return 0;
+	for (i = 0; i < wo->narenas; i++)
+		if (wo->arenas[i].current || wo->arenas[i].refs > 0)
+			busy++;
+	return busy <= ARENA_MAX / 2;
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -364,6 +400,7 @@ writer_main(void *arg)
 			stream_switch(r);
 		STAILQ_INIT(&batch);
 		STAILQ_CONCAT(&batch, &r->chunks);
+		w->direct = staging_roomy_locked(wo);
 		pthread_mutex_unlock(&wo->lock);
 
 		w->io_ns = w->cpu_ns = 0;
@@ -706,6 +743,27 @@ writeout_set_interval(unsigned ms)
 	wo->interval_ns = (uint64_t)ms * 1000000u;
 	drain_kick_locked(wo);
 	pthread_mutex_unlock(&wo->lock);
+}
+
+/* The direct-io setting: may big packets skip the page cache? */
+void
+writeout_set_direct(int on)
+{
+	struct writeout *wo = wo_global;
+
+	pthread_mutex_lock(&wo->lock);
+	wo->direct_io = on;
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/* Bytes the writers wrote directly, and through the page cache. */
+void
+writeout_written(uint64_t *direct, uint64_t *cached)
+{
+	*direct = __atomic_load_n(&wo_global->written_direct,
+	    __ATOMIC_RELAXED);
+	*cached = __atomic_load_n(&wo_global->written_cached,
+	    __ATOMIC_RELAXED);
 }
 
 /*

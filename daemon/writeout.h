@@ -31,6 +31,17 @@
 #define ARENA_MAX		16
 /* The largest packet the drain thread makes (its content). */
 #define CHUNK_CONTENT_MAX	(1u << 20)
+/*
+ * Direct I/O (stream.c): a packet with at least DIO_MIN bytes of
+ * records gets staging memory that starts on a DIO_ALIGN boundary,
+ * with 2 * DIO_ALIGN bytes of room after its records, so that the
+ * writer can move it up to align it with its place in the file and pad
+ * it (packet_size past content_size) to end on a DIO_ALIGN boundary of
+ * the file, and write it with O_DIRECT, from staging to the disk,
+ * without the page cache.
+ */
+#define DIO_ALIGN		4096u
+#define DIO_MIN			(32u << 10)
 
 /* A slice of staging memory.  Under the writeout lock. */
 struct arena {
@@ -67,6 +78,8 @@ struct chunk {
 	 * the writer fills in packet_seq_num and events_discarded. */
 	uint8_t		*pkt;
 	uint32_t	 len;
+	int		 dio;		/* pkt DIO_ALIGN-aligned, 2 * DIO_ALIGN
+					   bytes of room after the records */
 	uint64_t	 ts_first;
 	uint64_t	 events;
 	uint64_t	 lost_records;
@@ -115,6 +128,8 @@ struct writer {
 	uint64_t	 io_ns;		/* its own, added to wo->io_ns */
 	uint64_t	 cpu_ns;
 	uint64_t	 write_since;	/* ns: in a write since; 0: not; atomic */
+	int		 direct;	/* this batch may go to the disk
+					   directly (staging is not short) */
 };
 
 /*
@@ -137,6 +152,9 @@ struct writeout {
 	int		 stop;		/* under lock: the drain thread and
 					   writers exit */
 	int		 nice;		/* of the writers */
+	int		 direct_io;	/* under lock: direct-io setting */
+	uint64_t	 written_direct; /* bytes, atomic */
+	uint64_t	 written_cached; /* bytes, atomic */
 
 	/* Staging. */
 	struct arena	 arenas[ARENA_MAX];

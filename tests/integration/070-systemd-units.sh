@@ -77,6 +77,6 @@ for conf in "$P/etc/traced/traced.conf" "$T/all.conf"; do
 	ctl info trace >"$T/info" || fail "info trace with $conf"
 	stop_daemon
 done
-grep -q "writeout: 4 threads (nice 0), drain every 100 ms; default ring 16384 KiB" \
+grep -q "writeout: 4 threads (nice 0, direct I/O on), drain every 100 ms; default ring 16384 KiB" \
 	"$T/info" || fail "defaults from the file: $(cat "$T/info")"
 ok "traced starts with the installed file and with every setting uncommented"

@@ -32,6 +32,7 @@ refused 'rings-per-uid = 0\n' "$CONF:1: rings-per-uid: 0 is out of range (1 to 1
 refused 'drain-interval 50\n' "$CONF:1: expected 'key = value'"
 refused 'ring-size = 3K\n' "$CONF:1: ring-size: 3K is less than 4K, the smallest ring"
 refused 'writeout-nice = 20\n' "$CONF:1: writeout-nice: '20' is not a number from 0 to 19"
+refused 'direct-io = 1\n' "$CONF:1: direct-io: '1' is neither on nor off"
 refused 'trace-dir = traces\n' "$CONF:1: trace-dir: 'traces' is not an absolute path"
 refused 'workers = 2\nworkers = 3\n' "$CONF:2: workers is already set at line 1"
 refused '' "$CONF: No such file or directory"
@@ -59,7 +60,7 @@ EOF
 DAEMON_PID=$!
 wait_for 10 test -S "$TRACED_RUNTIME_DIR/control.sock" || fail "traced did not start"
 ctl info trace >"$T/info"
-grep -q "writeout: 2 threads (nice 10), drain every 40 ms; default ring 64 KiB" "$T/info" ||
+grep -q "writeout: 2 threads (nice 10, direct I/O on), drain every 40 ms; default ring 64 KiB" "$T/info" ||
 	fail "file + options: $(cat "$T/info")"
 grep -q "configuration $CONF" "$T/traced.log" || fail "the log does not name the file"
 ok "file read, --drain-interval wins over it"
@@ -99,11 +100,13 @@ drain-interval = 20
 ring-size = 256K
 workers = 3
 writeout-nice = 15
+direct-io = off
 trace-dir = $T/moved
 EOF
 reload
 for want in "changed trace-dir $TRACES -> $T/moved" "ring-size 64K -> 256K" \
-	"writeout-nice 10 -> 15" "needs a restart: workers 2 -> 3" \
+	"writeout-nice 10 -> 15" "direct-io on -> off" \
+	"needs a restart: workers 2 -> 3" \
 	"the command line keeps drain-interval (not from the file)"; do
 	case $RELOAD_LINE in
 	*"$want"*) ;;
@@ -111,7 +114,7 @@ for want in "changed trace-dir $TRACES -> $T/moved" "ring-size 64K -> 256K" \
 	esac
 done
 ctl info trace >"$T/info"
-grep -q "writeout: 2 threads (nice 15), drain every 40 ms; default ring 256 KiB" "$T/info" ||
+grep -q "writeout: 2 threads (nice 15, direct I/O off), drain every 40 ms; default ring 256 KiB" "$T/info" ||
 	fail "after reload: $(grep writeout: "$T/info")"
 grep -q "trace file: $T/moved (on)" "$T/info" || fail "trace-dir not moved"
 [ "$(nice_of_writeout)" = "$(at_nice 15)" ] || fail "writeout-nice 15 after reload: $(nice_of_writeout)"
@@ -146,6 +149,7 @@ drain-interval = 20
 ring-size = 256K
 workers = 3
 writeout-nice = 15
+direct-io = off
 trace-dir = $T/moved
 EOF
 ctl trace-file set "$T/elsewhere" >/dev/null

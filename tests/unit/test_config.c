@@ -79,6 +79,7 @@ test_config_defaults_system(void **state)
 	assert_int_equal(c.ring_order, TRACED_RING_ORDER_DEFAULT);
 	assert_int_equal(c.drain_ms, 100);
 	assert_int_equal(c.writeout_nice, 0);
+	assert_int_equal(c.direct_io, 1);
 	assert_true(c.workers >= 1 && c.workers <= 64);
 	config_fini(&c);
 }
@@ -174,6 +175,7 @@ test_config_parse_every_key(void **state)
 	    "workers = 3\r\n"
 	    "drain-interval = 250\n"
 	    "writeout-nice = 0\n"
+	    "direct-io = off\n"
 	    "sessions-per-uid = 7\n"
 	    "rings-per-uid = 100\n"
 	    "ring-bytes-per-uid = 64M\n"
@@ -189,6 +191,7 @@ test_config_parse_every_key(void **state)
 	    "index-max-sessions = 500\n"
 	    "stream-max-size = 64M\n", &c, &set, err, sizeof(err)), 0);
 	assert_int_equal(set, CONFIG_BIT(CONFIG_NKEYS) - 1);
+	assert_int_equal(c.direct_io, 0);
 	assert_int_equal(c.limit[LIMIT_SESSIONS], 7);
 	assert_int_equal(c.limit[LIMIT_RINGS], 100);
 	assert_int_equal(c.limit[LIMIT_RING_BYTES], 64u << 20);
@@ -275,6 +278,8 @@ test_config_parse_refuses_bad_values(void **state)
 	    "milliseconds from 1 to 100000");
 	assert_refused("writeout-nice = 20\n",
 	    "t.conf:1: writeout-nice: '20' is not a number from 0 to 19");
+	assert_refused("direct-io = yes\n",
+	    "t.conf:1: direct-io: 'yes' is neither on nor off");
 	assert_refused("ring-size = big\n",
 	    "t.conf:1: ring-size: 'big' is not a size (a power of two "
 	    "from 4K to 1G, such as 1M)");
