@@ -91,17 +91,26 @@ mono_ns(void)
 static int
 arena_make(struct arena *a)
 {
-	size_t off;
+	size_t off, lead;
+	uint8_t *m;
 
-	a->base = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,
+	/* Huge pages where the kernel gives them (madvise mode): one TLB
+	 * entry for the drain's copies, and a direct write pins 2 MiB of
+	 * it at a time instead of 512 pages. */
+	m = mmap(NULL, ARENA_SIZE + ARENA_HUGE, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a->base == MAP_FAILED) {
-		a->base = NULL;
+	if (m == MAP_FAILED)
 		return -1;
-	}
-	if (madvise(a->base, ARENA_SIZE, MADV_POPULATE_WRITE) == 0)
+	lead = (ARENA_HUGE - (uintptr_t)m % ARENA_HUGE) % ARENA_HUGE;
+	if (lead > 0)
+		(void)munmap(m, lead);
+	if (ARENA_HUGE - lead > 0)
+		(void)munmap(m + lead + ARENA_SIZE, ARENA_HUGE - lead);
+	a->base = m + lead;
+	(void)madvise(a->base, ARENA_SIZE, MADV_HUGEPAGE);
+	if (madvise(a->base, ARENA_SIZE, MADV_POPULATE_WRITE) == -1)
 		for (off = 0; off < ARENA_SIZE; off += 4096)
-			(void)*(volatile uint8_t *)(a->base + off);
+			*(volatile uint8_t *)(a->base + off) = 0;
 	return 0;
 }
 

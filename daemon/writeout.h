@@ -29,6 +29,7 @@
 /* Staging memory: arenas of this size, up to this many. */
 #define ARENA_SIZE		(4u << 20)
 #define ARENA_MAX		16
+#define ARENA_HUGE		(2u << 20)	/* arenas start on one */
 /* The largest packet the drain thread makes (its content). */
 #define CHUNK_CONTENT_MAX	(1u << 20)
 /*
