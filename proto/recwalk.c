@@ -173,7 +173,13 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 			uint32_t i = h.id - TRACED_EVENT_ID_BASE, c, k;
 			const struct recwalk_range *r = NULL;
 
-			if (h.id >= TRACED_EVENT_ID_BASE)
+			/* Mostly the provider of the record before. */
+			if (h.id >= TRACED_EVENT_ID_BASE && w->hint < w->nranges &&
+			    i - w->ranges[w->hint].first <
+			    w->ranges[w->hint].n &&
+			    i >= w->ranges[w->hint].first)
+				r = &w->ranges[w->hint];
+			else if (h.id >= TRACED_EVENT_ID_BASE)
 				r = recwalk_find(w->ranges, w->nranges, i,
 				    &w->hint);
 			if (r == NULL) {
