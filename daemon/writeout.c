@@ -115,8 +115,39 @@ arena_make(struct arena *a)
 }
 
 /*
+ * One more arena, in the next slot, its pages made with the lock
+ * released (milliseconds when the host has to find them: a drain
+ * thread that waited for that lost the first events of a fast thread).
+ * NULL at the most, or out of memory (the slot stays empty).  Locked.
+ */
+static struct arena *
+arena_more_locked(struct writeout *wo)
+{
+	struct arena *a;
+	int rc;
+
+	if (wo->narenas >= ARENA_MAX)
+		return NULL;
+	a = &wo->arenas[wo->narenas++];
+	pthread_mutex_unlock(&wo->lock);
+	rc = arena_make(a);
+	pthread_mutex_lock(&wo->lock);
+	if (rc == -1) {
+		log_warn("staging memory");
+		return NULL;
+	}
+	a->used = 0;
+	a->refs = 0;
+	a->current = 0;
+	return a;
+}
+
+/*
  * An arena with at least 'need' bytes free for the drain thread, or
- * NULL when staging is full (every arena waits for writers).  Locked.
+ * NULL when staging is full (every arena waits for writers).  When it
+ * takes the last free one, a writer makes the next ahead of need
+ * (writer_main()), so that the drain thread seldom makes one itself.
+ * Locked.
  */
 static struct arena *
 arena_get_locked(struct writeout *wo, size_t need)
@@ -133,24 +164,19 @@ arena_get_locked(struct writeout *wo, size_t need)
 			STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
 		wo->cur = NULL;
 	}
-	if ((a = STAILQ_FIRST(&wo->free_arenas)) != NULL) {
+	if ((a = STAILQ_FIRST(&wo->free_arenas)) != NULL)
 		STAILQ_REMOVE_HEAD(&wo->free_arenas, entry);
-	} else if (wo->narenas < ARENA_MAX) {
-		a = &wo->arenas[wo->narenas];
-		pthread_mutex_unlock(&wo->lock);
-		if (arena_make(a) == -1) {
-			pthread_mutex_lock(&wo->lock);
-			log_warn("staging memory");
-			return NULL;
-		}
-		pthread_mutex_lock(&wo->lock);
-		wo->narenas++;
-	} else
+	else if ((a = arena_more_locked(wo)) == NULL)
 		return NULL;
 	a->used = 0;
 	a->refs = 0;
 	a->current = 1;
 	wo->cur = a;
+	if (STAILQ_EMPTY(&wo->free_arenas) && wo->narenas < ARENA_MAX &&
+	    !wo->arena_want) {
+		wo->arena_want = 1;
+		pthread_cond_signal(&wo->write_cond);
+	}
 	return a;
 }
 
@@ -384,6 +410,7 @@ writer_main(void *arg)
 	struct writer *w = arg;
 	struct writeout *wo = w->wo;
 	struct chunk_list batch;
+	struct arena *a;
 	uint64_t one = 1;
 	struct sring *r;
 	sigset_t all;
@@ -397,8 +424,20 @@ writer_main(void *arg)
 
 	pthread_mutex_lock(&wo->lock);
 	for (;;) {
-		while (!wo->stop && TAILQ_EMPTY(&wo->todo))
+		while (!wo->stop && TAILQ_EMPTY(&wo->todo) && !wo->arena_want)
 			pthread_cond_wait(&wo->write_cond, &wo->lock);
+		if (TAILQ_EMPTY(&wo->todo) && wo->arena_want && !wo->stop) {
+			/* Staging for the drain thread, before it needs it. */
+			wo->arena_want = 0;
+			if ((a = arena_more_locked(wo)) != NULL) {
+				STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
+				if (wo->staging_wait) {
+					wo->drain_kick = 1;
+					pthread_cond_signal(&wo->drain_cond);
+				}
+			}
+			continue;
+		}
 		if (TAILQ_EMPTY(&wo->todo))
 			break;
 		r = TAILQ_FIRST(&wo->todo);
@@ -623,6 +662,12 @@ writeout_new(struct event_base *base, unsigned nworkers, int nice,
 	    writeout_done_cb, wo);
 	event_add(wo->ev, NULL);
 	wo_global = wo;
+	/* The first arena now, the second by a writer once started. */
+	if (arena_make(&wo->arenas[0]) == 0) {
+		wo->narenas = 1;
+		STAILQ_INSERT_TAIL(&wo->free_arenas, &wo->arenas[0], entry);
+		wo->arena_want = 1;
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (pthread_create(&wo->drain_thread, NULL, drain_main, wo) != 0)
@@ -668,7 +713,8 @@ writeout_free(struct writeout *wo)
 	event_free(wo->ev);
 	close(wo->efd);
 	for (i = 0; i < wo->narenas; i++)
-		munmap(wo->arenas[i].base, ARENA_SIZE);
+		if (wo->arenas[i].base != NULL)
+			munmap(wo->arenas[i].base, ARENA_SIZE);
 	free(wo->writers);
 	pthread_mutex_destroy(&wo->lock);
 	pthread_cond_destroy(&wo->drain_cond);

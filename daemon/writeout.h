@@ -159,7 +159,8 @@ struct writeout {
 
 	/* Staging. */
 	struct arena	 arenas[ARENA_MAX];
-	unsigned	 narenas;	/* under lock: allocated so far */
+	unsigned	 narenas;	/* under lock: slots taken so far */
+	int		 arena_want;	/* under lock: a writer makes one */
 	struct arena_list free_arenas;	/* under lock */
 	struct arena	*cur;		/* the drain thread's */
 	int		 staging_wait;	/* under lock: the drain thread
