@@ -251,7 +251,8 @@ stream_pwritev_direct(struct stream *st, const struct iovec *iov, int n,
 	ssize_t got = -1;
 	int fl, err = EINVAL;
 
-	if ((fl = fcntl(st->fd, F_GETFL)) != -1 &&
+	if (!wo_global->test_nodirect &&
+	    (fl = fcntl(st->fd, F_GETFL)) != -1 &&
 	    fcntl(st->fd, F_SETFL, fl | O_DIRECT) == 0) {
 		got = stream_pwritev(st->fd, iov, n, want, off,
 		    STREAM_DIRECT_MAX);
@@ -262,11 +263,15 @@ stream_pwritev_direct(struct stream *st, const struct iovec *iov, int n,
 		if (got > 0)
 			__atomic_add_fetch(&wo_global->written_direct,
 			    (uint64_t)got, __ATOMIC_RELAXED);
+		errno = err;	/* the write's, not the fcntl()'s */
 		return got;
 	}
 	st->nodirect = 1;
-	log_debug("stream: no direct I/O on this file, writing through the "
-	    "page cache");
+	if (!__atomic_exchange_n(&wo_global->said_nodirect, 1,
+	    __ATOMIC_RELAXED))
+		log_info("a trace file's file system refuses O_DIRECT: its "
+		    "streams are written through the page cache (direct-io "
+		    "= off in traced.conf says so for every file)");
 	got = stream_pwritev(st->fd, iov, n, want, off, STREAM_WRITE_MAX);
 	if (got > 0)
 		__atomic_add_fetch(&wo_global->written_cached, (uint64_t)got,

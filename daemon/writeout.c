@@ -652,6 +652,7 @@ writeout_new(struct event_base *base, unsigned nworkers, int nice,
 	/* For the tests of a slow disk only: see traced(8), ENVIRONMENT. */
 	if ((stall = getenv("TRACED_TEST_WRITE_STALL_MS")) != NULL)
 		wo->stall_ns = strtoull(stall, NULL, 10) * 1000000u;
+	wo->test_nodirect = getenv("TRACED_TEST_NO_DIRECT") != NULL;
 	wo->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (wo->efd == -1) {
 		log_warn("eventfd");

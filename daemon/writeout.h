@@ -186,6 +186,8 @@ struct writeout {
 	uint64_t	 stall_ns;	/* TRACED_TEST_WRITE_STALL_MS: the
 					   first write waits this long (a
 					   test of a disk that stops); atomic */
+	int		 test_nodirect;	/* TRACED_TEST_NO_DIRECT */
+	int		 said_nodirect;	/* logged once; atomic */
 
 	/* Back to the loop thread. */
 	struct chunk_list done;		/* under lock */

@@ -111,8 +111,17 @@ check_run "direct-io off"
 	fail "direct-io off: only $cached bytes written"
 stop_daemon
 
+# A file system that refuses O_DIRECT (TRACED_TEST_NO_DIRECT, traced(8)):
+# the same packets, padded, through the page cache; the log says so once.
+TRACED_TEST_NO_DIRECT=1 start_daemon
+check_run "no O_DIRECT"
+[ "$direct" = 0 ] || fail "no O_DIRECT, but $direct bytes went direct"
+[ "$(grep -c 'refuses O_DIRECT: its streams are written through the page cache' "$T/traced.log")" = 1 ] ||
+	fail "no O_DIRECT: the log does not say so once: $(grep -c O_DIRECT "$T/traced.log")"
+stop_daemon
+
 "$BIN/traced" --foreground --runtime-dir "$T/x" --set direct-io=maybe \
 	> "$T/refused.out" 2>&1 && fail "direct-io=maybe was taken"
 grep -q "direct-io.*maybe.*neither on nor off" "$T/refused.out" ||
 	fail "direct-io=maybe: $(cat "$T/refused.out")"
-ok "direct I/O on: $direct_on bytes direct; off: none; every event in order"
+ok "direct I/O on: $direct_on bytes direct; off, or refused: none; every event in order"
