@@ -1183,6 +1183,8 @@ main(int argc, char *argv[])
 	}
 	td->wo = writeout_new(td->base, td->cfg.workers, td->cfg.writeout_nice,
 	    td->cfg.drain_ms);
+	if (td->wo == NULL)
+		fatalx("cannot start the writeout threads");
 	writeout_set_direct(td->cfg.direct_io);
 	if (intake_start(td->base, td->cfg.writeout_nice) == -1)
 		fatalx("cannot start the intake thread");

@@ -159,8 +159,9 @@ stream_switch_due(const struct sring *r)
 	if (r->st.size == 0)
 		return 0;
 	STAILQ_FOREACH(c, &r->chunks, entry)
-		if (c->kind == CHUNK_DATA)
-			pending += CTF_PACKET_HDR_SIZE + c->len;
+		if (c->kind == CHUNK_DATA)	/* and its padding, at most */
+			pending += CTF_PACKET_HDR_SIZE + c->len +
+			    (c->dio ? DIO_ALIGN - 1 : 0);
 	return (uint64_t)r->st.size + pending > r->next_part_at;
 }
 
@@ -241,12 +242,12 @@ stream_pwritev(int fd, const struct iovec *iov, int n, size_t want,
  * into the page cache.  The caller made every part DIO_ALIGN-aligned,
  * in memory and in length, and 'off' is on a boundary.  A file system
  * that refuses (no direct I/O, a larger alignment) gets the same bytes
- * through the page cache, now and from then on for this file.  As
- * stream_pwritev().
+ * through the page cache, now and from then on for this file, and
+ * *cached says so.  As stream_pwritev().
  */
 static ssize_t
 stream_pwritev_direct(struct stream *st, const struct iovec *iov, int n,
-    size_t want, off_t off)
+    size_t want, off_t off, int *cached)
 {
 	ssize_t got = -1;
 	int fl, err = EINVAL;
@@ -257,26 +258,25 @@ stream_pwritev_direct(struct stream *st, const struct iovec *iov, int n,
 		got = stream_pwritev(st->fd, iov, n, want, off,
 		    STREAM_DIRECT_MAX);
 		err = errno;
-		(void)fcntl(st->fd, F_SETFL, fl);
+		if (fcntl(st->fd, F_SETFL, fl) == -1) {
+			/* Unaligned writes would fail from now on. */
+			log_warn("stream: cannot turn O_DIRECT off again");
+			st->nodirect = 1;
+		}
 	}
+	*cached = 0;
 	if (got != -1 || err != EINVAL) {
-		if (got > 0)
-			__atomic_add_fetch(&wo_global->written_direct,
-			    (uint64_t)got, __ATOMIC_RELAXED);
 		errno = err;	/* the write's, not the fcntl()'s */
 		return got;
 	}
+	*cached = 1;
 	st->nodirect = 1;
 	if (!__atomic_exchange_n(&wo_global->said_nodirect, 1,
 	    __ATOMIC_RELAXED))
 		log_info("a trace file's file system refuses O_DIRECT: its "
 		    "streams are written through the page cache (direct-io "
 		    "= off in traced.conf says so for every file)");
-	got = stream_pwritev(st->fd, iov, n, want, off, STREAM_WRITE_MAX);
-	if (got > 0)
-		__atomic_add_fetch(&wo_global->written_cached, (uint64_t)got,
-		    __ATOMIC_RELAXED);
-	return got;
+	return stream_pwritev(st->fd, iov, n, want, off, STREAM_WRITE_MAX);
 }
 
 /*
@@ -316,9 +316,9 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
     const uint8_t *direct, struct writer *w)
 {
 	size_t done = 0, len;
-	uint64_t t0, c0;
+	uint64_t t0, c0, counted[2] = { 0, 0 };
 	ssize_t got = 0;
-	int i, j, err;
+	int i, j, err, cached;
 
 	if (r->st.fd == -1)
 		return EBADF;
@@ -332,16 +332,15 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
 		for (j = i + 1; j < n && (direct != NULL && direct[j]) == d;
 		    j++)
 			len += iov[j].iov_len;
-		if (d)
+		if (d && !r->st.nodirect) {
 			got = stream_pwritev_direct(&r->st, iov + i, j - i,
-			    len, r->st.size + (off_t)done);
-		else {
+			    len, r->st.size + (off_t)done, &cached);
+			d = !cached;	/* refused: the cache after all */
+		} else
 			got = stream_pwritev(r->st.fd, iov + i, j - i, len,
 			    r->st.size + (off_t)done, STREAM_WRITE_MAX);
-			if (got > 0)
-				__atomic_add_fetch(&wo_global->written_cached,
-				    (uint64_t)got, __ATOMIC_RELAXED);
-		}
+		if (got > 0)
+			counted[d] += (uint64_t)got;
 		if (got != -1)
 			done += (size_t)got;
 		if (got != -1 && (size_t)got < len)
@@ -351,6 +350,10 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
 	if (done == want) {
 		r->st.size += (off_t)want;
 		stream_writeback(&r->st);	/* the write's own cost */
+		__atomic_add_fetch(&wo_global->written_cached, counted[0],
+		    __ATOMIC_RELAXED);
+		__atomic_add_fetch(&wo_global->written_direct, counted[1],
+		    __ATOMIC_RELAXED);
 	}
 	if (__atomic_load_n(&wo_global->stall_ns, __ATOMIC_RELAXED) != 0) {
 		/* A test's disk that stops answering, once (writeout.h). */
@@ -376,9 +379,9 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
  * the stream being *pos bytes long before them; their lengths go to
  * bytes[], and which parts go to the disk directly to direct[].  When
  * the writers keep up (w->direct) and the file system has not refused,
- * each packet with aligned staging memory (the drain thread found at
- * least DIO_MIN bytes waiting: a busy ring; small packets would each
- * grow by up to DIO_ALIGN of padding) is padded to end on a DIO_ALIGN
+ * each packet of at least DIO_MIN bytes with aligned staging memory
+ * (small packets would each grow by up to DIO_ALIGN of padding) is
+ * padded to end on a DIO_ALIGN
  * boundary of the file (packet_size grows, content_size stays, the
  * padding is zeros) and goes direct.  One that does not start on a
  * boundary (after a small packet) is first moved up in its staging
@@ -397,7 +400,7 @@ stream_plan(const struct sring *r, struct chunk **batch, int n,
 		size_t len = CTF_PACKET_HDR_SIZE + batch[i]->len, pad, sh, h;
 		uint8_t *p = batch[i]->pkt;
 
-		if (!ok || !batch[i]->dio) {
+		if (!ok || !batch[i]->dio || batch[i]->len < DIO_MIN) {
 			iov[*k].iov_base = p;
 			iov[*k].iov_len = len;
 			direct[(*k)++] = 0;

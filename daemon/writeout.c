@@ -115,23 +115,33 @@ arena_make(struct arena *a)
 }
 
 /*
- * One more arena, in the next slot, its pages made with the lock
+ * One more arena, in the first empty slot, its pages made with the lock
  * released (milliseconds when the host has to find them: a drain
  * thread that waited for that lost the first events of a fast thread).
- * NULL at the most, or out of memory (the slot stays empty).  Locked.
+ * NULL at the most, or out of memory (the slot stays empty, for a later
+ * try).  Locked.
  */
 static struct arena *
 arena_more_locked(struct writeout *wo)
 {
-	struct arena *a;
+	struct arena *a = NULL;
+	unsigned i;
 	int rc;
 
-	if (wo->narenas >= ARENA_MAX)
+	for (i = 0; i < ARENA_MAX && a == NULL; i++)
+		if (wo->arenas[i].base == NULL && !wo->arenas[i].making)
+			a = &wo->arenas[i];
+	if (a == NULL)
 		return NULL;
-	a = &wo->arenas[wo->narenas++];
+	if (i > wo->narenas)
+		wo->narenas = i;
+	a->making = 1;
+	wo->arenas_making++;
 	pthread_mutex_unlock(&wo->lock);
 	rc = arena_make(a);
 	pthread_mutex_lock(&wo->lock);
+	a->making = 0;
+	wo->arenas_making--;
 	if (rc == -1) {
 		log_warn("staging memory");
 		return NULL;
@@ -166,6 +176,8 @@ arena_get_locked(struct writeout *wo, size_t need)
 	}
 	if ((a = STAILQ_FIRST(&wo->free_arenas)) != NULL)
 		STAILQ_REMOVE_HEAD(&wo->free_arenas, entry);
+	else if (wo->arenas_making > 0)
+		return NULL;	/* a writer is making one: it kicks us */
 	else if ((a = arena_more_locked(wo)) == NULL)
 		return NULL;
 	a->used = 0;

@@ -51,6 +51,7 @@ struct arena {
 	size_t		 used;		/* bytes handed out */
 	unsigned	 refs;		/* chunks in it not yet released */
 	int		 current;	/* the drain thread fills it */
+	int		 making;	/* its pages are being made */
 };
 
 #define CHUNK_COUNTS_INLINE	8
@@ -159,7 +160,8 @@ struct writeout {
 
 	/* Staging. */
 	struct arena	 arenas[ARENA_MAX];
-	unsigned	 narenas;	/* under lock: slots taken so far */
+	unsigned	 narenas;	/* under lock: slots used so far */
+	unsigned	 arenas_making;	/* under lock: being made now */
 	int		 arena_want;	/* under lock: a writer makes one */
 	struct arena_list free_arenas;	/* under lock */
 	struct arena	*cur;		/* the drain thread's */
