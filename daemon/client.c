@@ -1337,6 +1337,98 @@ sring_from_parked(struct session *s, struct sring *p,
 	return r;
 }
 
+/*
+ * Start reading r, a ring of s with its memory and stream in place.  0,
+ * or -1 (out of memory: r is released and freed).
+ */
+static int
+sring_start(struct sring *r)
+{
+	struct session *s = r->s;
+
+	if (session_ring_index(s, r) == -1) {
+		sring_release(r);	/* nothing has it but us */
+		free(r->stream_path);
+		free(r);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&s->rings, r, entry);
+	s->nrings++;
+	index_session_changed(s);
+	__atomic_store_n(&r->hdr->wakeup, 1, __ATOMIC_RELEASE);
+	/*
+	 * From here the drain thread has it, from where the producer's
+	 * last reader left off (the tail a previous daemon, or the ring's
+	 * previous thread, published); it reads it once the session's
+	 * metadata is written.
+	 */
+	r->draining = 1;
+	writeout_add(r);
+	session_meta_want(s);
+	log_debug("session %u: ring %u, thread %d, %llu bytes, up to %llu, "
+	    "in stream %llu (%s)", s->id, r->index, (int)r->tid,
+	    (unsigned long long)traced_ring_size(r->order),
+	    (unsigned long long)traced_ring_size(r->max_order),
+	    (unsigned long long)r->instance,
+	    r->stream_path != NULL ? r->stream_path : "?");
+	return 0;
+}
+
+/*
+ * A new thread took r's ring in-band (proto/ring.h, Handover) and the
+ * drain thread, reading on, got to the THREAD record 'next' (drain.c
+ * drain_thread()); every chunk of the thread before is counted.  That
+ * thread's books close: they move to a new, ended sring that stays in
+ * the session's list for info trace and the index, like the ring of any
+ * thread that finished.  r goes on, same ring, same stream, as the new
+ * thread's, under its new ring number.  A number the process already
+ * used (only a hostile client does that) leaves the books as they are.
+ */
+void
+sring_handover(struct sring *r, const struct traced_thread_rec *next)
+{
+	struct session *s = r->s;
+	struct sring *old;
+
+	if (session_ring(s, next->index) != NULL) {
+		limits_logx(s->uid, "session %u: %s[%d]: thread %u took ring "
+		    "%u, a number in use: counted with thread %d", s->id,
+		    s->comm, (int)s->pid, next->tid, next->index, (int)r->tid);
+		return;
+	}
+	if ((old = calloc(1, sizeof(*old))) == NULL) {
+		log_warn("session %u: thread %u", s->id, next->tid);
+		return;
+	}
+	old->s = s;
+	old->index = r->index;
+	old->tid = r->tid;
+	old->max_order = r->max_order;
+	old->order = r->order;
+	old->instance = r->instance;
+	old->ring_fd = -1;
+	old->st.fd = -1;
+	old->next_fd = -1;
+	old->events = r->events;
+	old->bytes = r->bytes;
+	old->lost_records = r->lost_records;
+	memcpy(old->lost, r->lost, sizeof(old->lost));
+	old->ended = old->finished = old->books_closed = 1;
+	log_debug("session %u thread %d finished; thread %u goes on in its "
+	    "ring as ring %u", s->id, (int)r->tid, next->tid, next->index);
+
+	r->index = next->index;
+	r->tid = (pid_t)next->tid;
+	r->events = r->bytes = r->lost_records = 0;
+	memset(r->lost, 0, sizeof(r->lost));
+	TAILQ_INSERT_BEFORE(r, old, entry);
+	s->nrings++;
+	if (session_ring_index(s, old) == -1 ||
+	    session_ring_index(s, r) == -1)
+		log_warn("session %u: ring %u", s->id, r->index);
+	index_session_changed(s);
+}
+
 static int
 session_add_ring(struct session *s, const struct traced_msg_ring *m, int fd)
 {
@@ -1452,32 +1544,10 @@ again:
 		goto fail;
 	}
 add:
-	if (session_ring_index(s, r) == -1) {
+	if (sring_start(r) == -1) {
 		log_warn("session %u: ring %u", s->id, m->index);
-		sring_release(r);	/* nothing has it but us */
-		free(r->stream_path);
-		free(r);
 		return -1;
 	}
-	TAILQ_INSERT_TAIL(&s->rings, r, entry);
-	s->nrings++;
-	index_session_changed(s);
-	__atomic_store_n(&h->wakeup, 1, __ATOMIC_RELEASE);
-	/*
-	 * From here the drain thread has it, from where the producer's
-	 * last reader left off (the tail a previous daemon, or the ring's
-	 * previous thread, published); it reads it once the session's
-	 * metadata is written.
-	 */
-	r->draining = 1;
-	writeout_add(r);
-	session_meta_want(s);
-	log_debug("session %u: ring %u, thread %d, %llu bytes, up to %llu, "
-	    "in stream %llu (%s)", s->id, r->index, (int)r->tid,
-	    (unsigned long long)traced_ring_size(order),
-	    (unsigned long long)traced_ring_size(m->max_order),
-	    (unsigned long long)r->instance,
-	    r->stream_path != NULL ? r->stream_path : "?");
 	return 0;
 full:
 	if (!retried && s->nparked > 0) {
@@ -1515,6 +1585,18 @@ session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 		return session_rules(s, m->u.rules, fds[0]);
 	case TRACED_MSG_NOTIFY:
 		r = session_ring(s, m->u.notify->index);
+		if (r == NULL && s->nrings > 0 &&
+		    m->u.notify->index < s->nby_index + 1024) {
+			/* The number a thread took a ring by in-band
+			 * (proto/ring.h, Handover), before the loop heard
+			 * of it (sring_handover()): which ring is not
+			 * known yet, so every ring of the session is read.
+			 * Only a session with rings can hand one over. */
+			TAILQ_FOREACH(r, &s->rings, entry)
+				if (r->draining && !r->ended)
+					writeout_notify(r);
+			return 0;
+		}
 		if (r == NULL) {
 			limits_logx(s->uid, "session %u: notify for unknown "
 			    "ring %u", s->id, m->u.notify->index);

@@ -111,6 +111,7 @@ mono_ns(void)
 
 static int	drain_end(struct sring *r, enum chunk_end how, const char *why,
 	    uint64_t at);
+static int	drain_thread(struct sring *r);
 
 static const uint8_t no_uuid[16];
 
@@ -204,8 +205,9 @@ drain_walker(struct recwalk *w, const struct sring *r,
  * CHUNK_CONTENT_MAX bytes, a lap at a time.  Returns 1 with the packet
  * queued, 2 if there was nothing to put in one (only padding), 3 if it
  * stopped at a record that waits for its metadata (what came before it
- * queued), 0 if staging is full (nothing read), or -1 if the ring was
- * ended (a record failed a check).
+ * queued), 4 if it stopped at a THREAD record (the same; rd.tail is
+ * the record, rd.handover what it says), 0 if staging is full (nothing
+ * read), or -1 if the ring was ended (a record failed a check).
  */
 static int
 drain_packet(struct sring *r, uint64_t head)
@@ -288,6 +290,12 @@ drain_packet(struct sring *r, uint64_t head)
 			why = bad;
 			goto invalid;
 		}
+		if (w.thread != 0) {
+			/* Its thread's last record was before it. */
+			rd->handover = w.next;
+			rc = 4;
+			break;
+		}
 		if (w.pad != 0) {
 			rd->tail += w.pad;
 			continue;
@@ -309,7 +317,7 @@ drain_packet(struct sring *r, uint64_t head)
 	__atomic_store_n(&r->hdr->tail, rd->tail, __ATOMIC_RELEASE);
 	if (used == 0) {
 		wo_chunk_cancel(c);
-		return rc == 3 ? 3 : 2;
+		return rc == 3 || rc == 4 ? rc : 2;
 	}
 	wo_chunk_commit(c, used);
 	c->order = rd->order;
@@ -347,7 +355,7 @@ drain_packet(struct sring *r, uint64_t head)
 	pk.ts_begin = c->ts_first;
 	pk.ts_end = rd->last_ts;
 	pk.content_bytes = CTF_PACKET_HDR_SIZE + used;
-	pk.tid = (uint32_t)r->tid;
+	pk.tid = (uint32_t)rd->tid;
 	pk.tail_pad = tail_pad;
 	ctf_packet_header(c->pkt, &pk);	/* seq, discarded: the writer's */
 	wo_chunk_queue(c);
@@ -410,6 +418,31 @@ drain_end(struct sring *r, enum chunk_end how, const char *why,
 	if (how == END_FINISHED)
 		__atomic_store_n(&r->hdr->released, 1, __ATOMIC_RELEASE);
 	TAILQ_REMOVE(&dr.rings, r, rd.entry);
+	wo_chunk_queue(c);
+	return 0;
+}
+
+/*
+ * rd.tail is a THREAD record (rd.handover): a new thread goes on in the
+ * ring from here (proto/ring.h, Handover).  Its packets name it, and a
+ * marker tells the loop, after the last chunk of the thread before,
+ * to close that thread's books (client.c sring_handover()).  0, or -1
+ * when out of memory (the record is read again later).
+ */
+static int
+drain_thread(struct sring *r)
+{
+	struct sring_rd *rd = &r->rd;
+	struct chunk *c;
+
+	if ((c = wo_marker_new(r, CHUNK_THREAD)) == NULL)
+		return -1;
+	c->next = rd->handover;
+	c->order = rd->order;
+	rd->tid = (pid_t)rd->handover.tid;
+	rd->tail += TRACED_THREAD_REC_SIZE;
+	/* Pairs with the producer's load-acquire of tail. */
+	__atomic_store_n(&r->hdr->tail, rd->tail, __ATOMIC_RELEASE);
 	wo_chunk_queue(c);
 	return 0;
 }
@@ -597,7 +630,10 @@ drain_visit(struct sring *r, uint64_t now)
 		rd->urgent = 0;
 		while (rd->tail < head && (rc = drain_packet(r, head)) >
 		    0 && rc != 3)
-			;
+			if (rc == 4 && drain_thread(r) == -1) {
+				rd->urgent = 1;	/* out of memory: again */
+				break;
+			}
 		if (rc == -1)
 			return;		/* ended */
 		if (rc == 0)
@@ -668,6 +704,7 @@ drain_main(void *arg)
 			/* Going on in an ended thread's stream: not before
 			 * its last record (client.c sring_take_stream()). */
 			r->rd.last_ts = r->ts_floor;
+			r->rd.tid = r->tid;
 			/* A ring a previous thread used: its losses are told. */
 			r->rd.dropped_full = __atomic_load_n(
 			    &r->hdr->dropped[TRACED_DROP_RING_FULL],

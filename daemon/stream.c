@@ -582,6 +582,8 @@ stream_write(struct sring *r, struct chunk_list *list, struct writer *w)
 			if (r->st.fd != -1 && fdatasync(r->st.fd) == -1)
 				c->write_errno = errno;
 			break;
+		case CHUNK_THREAD:
+			break;		/* the loop's (sring_handover()) */
 		case CHUNK_END:
 			if (c->how != END_INVALID)
 				stream_close_books(r, c, w);

@@ -146,6 +146,10 @@ struct sring_rd {
 	int		 urgent;	/* the producer asked: visit now */
 	int		 pending;	/* stopped at an event its metadata
 					   does not describe yet */
+	struct traced_thread_rec handover; /* the THREAD record a read
+					   stopped at (drain_packet() 4) */
+	pid_t		 tid;		/* the thread writing it now: its
+					   packets name it */
 	int		 young;		/* visits left at a short period */
 };
 
@@ -477,6 +481,7 @@ void	session_send(struct session *s, const void *msg, size_t len);
 int	session_ensure_dir(struct session *s);
 void	session_job_done(struct session *s);
 void	sring_finished(struct sring *r);
+void	sring_handover(struct sring *r, const struct traced_thread_rec *next);
 void	sring_grown(struct sring *r, uint32_t order);
 int	sring_open_stream(struct sring *r);
 void	sring_cut_stream(struct sring *r);

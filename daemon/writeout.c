@@ -588,6 +588,10 @@ chunk_done(struct chunk *c)
 		/* Nobody else has it now: its memory and charge go back. */
 		sring_finished(r);
 		break;
+	case CHUNK_THREAD:
+		/* Every chunk of the thread before is counted. */
+		sring_handover(r, &c->next);
+		break;
 	}
 	if (lost > 0)
 		session_warn_loss(s, r, lost, causes, c->why, c->late_ms);

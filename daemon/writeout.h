@@ -60,6 +60,10 @@ enum chunk_kind {
 	CHUNK_DATA,			/* a packet */
 	CHUNK_SYNC,			/* fdatasync after what came before */
 	CHUNK_END,			/* the ring's last chunk */
+	CHUNK_THREAD,			/* a new thread took the ring in-band
+					   (a THREAD record, proto/ring.h
+					   Handover): the chunks before it
+					   were the last of the one before */
 };
 
 enum chunk_end {
@@ -104,6 +108,7 @@ struct chunk {
 	uint64_t	 invalid_at;	/* its ring position */
 	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
 	uint64_t	 last_ts;	/* the stream's last timestamp */
+	struct traced_thread_rec next;	/* CHUNK_THREAD: who goes on */
 
 	/* Written by the writer. */
 	uint64_t	 fgen;		/* the stream file it went to */

@@ -116,6 +116,7 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 	w->first_ts = 0;
 	w->tail_pad = 0;
 	w->pad = 0;
+	w->thread = 0;
 	while (len - off >= TRACED_PAD_MIN) {
 		struct traced_rec_hdr h;
 
@@ -160,6 +161,21 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 		if (w->max_ts != 0 && h.ts > w->max_ts) {
 			why = "timestamp in the future";
 			goto bad;
+		}
+		if (h.id == TRACED_EVENT_THREAD) {
+			/* A new thread from here: the caller's to handle. */
+			if (nulls != 0 || h.size != TRACED_THREAD_REC_SIZE) {
+				why = "bad thread record";
+				goto bad;
+			}
+			memcpy(&w->next, buf + off + TRACED_REC_HDR_SIZE,
+			    sizeof(w->next));
+			if (w->next.tid == 0 || w->next.tid > INT32_MAX) {
+				why = "bad thread id in a thread record";
+				goto bad;
+			}
+			w->thread = h.size;
+			break;
 		}
 		if (h.id == TRACED_EVENT_LOST) {
 			if (nulls != 0) {

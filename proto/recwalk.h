@@ -77,6 +77,9 @@ struct recwalk {
 					   last field */
 	uint32_t	 pad;		/* size of the PAD record it stopped at,
 					   or 0 */
+	uint32_t	 thread;	/* size of the THREAD record it
+					   stopped at, or 0; then: */
+	struct traced_thread_rec next;	/* what it says */
 	const char	*invalid;	/* why it failed, or NULL */
 	size_t		 invalid_off;	/* where, from buf */
 };
@@ -92,7 +95,9 @@ struct recwalk {
  * whose causes do not add up, a timestamp past max_ts, a PAD record
  * larger than a record may be or not ending on a lap end.  A valid PAD
  * record ends the walk: the return value is where it starts and w->pad
- * its size; what follows it belongs to the next call.  Counters cover
+ * its size; what follows it belongs to the next call.  So does a valid
+ * THREAD record (w->thread, w->next): its timestamp is checked like an
+ * event's, its tid must be a thread id (1 to INT32_MAX).  Counters cover
  * the valid prefix only when it returns -1 too.
  */
 long	recwalk(struct recwalk *w, const uint8_t *buf, size_t len);

@@ -78,15 +78,27 @@
  * The record is padded to a multiple of 8.  The CTF metadata declares
  * 64-bit integers with align = 64, so readers skip the same padding.
  *
- * Reuse.  When a thread exits, its ring is kept; once the daemon says
- * it is done with it (released), the library gives it, with its pages
- * made and its size grown, to a new thread, which sends it to the daemon
- * as a new ring: positions go on from where they were, and what the
- * previous thread lost was reported when the daemon ended it.  The
- * daemon, for its part, keeps the stream files of ended threads open
- * and gives them to new rings whose 'since' is after the stream's last
- * record, so that a CTF stream holds the packets of several threads
- * one after the other, each packet naming its thread.
+ * Handover.  When a thread exits with every loss it counted already
+ * told in a LOST record, its ring is kept for the process's next new
+ * thread, which takes it at once, in-band: it writes a THREAD record
+ * (its tid and a new ring number, struct traced_thread_rec) at the head
+ * and goes on from there.  No message, no descriptor, no wakeup of the
+ * daemon: its drain thread, reading up to a THREAD record, ends the
+ * previous thread's ring there (its books close with what its records
+ * said) and goes on reading the same memory as the new ring, in the
+ * same stream file.  A THREAD record never reaches a trace.  A ring no
+ * new thread took within a short while is given back the other way:
+ *
+ * Reuse.  A ring whose thread exited and that no thread took in-band
+ * is marked finished; once the daemon says it is done with it
+ * (released), the library gives it, with its pages made and its size
+ * grown, to a new thread, which sends it to the daemon as a new ring:
+ * positions go on from where they were, and what the previous thread
+ * lost was reported when the daemon ended it.  The daemon, for its
+ * part, keeps the stream files of ended threads open and gives them to
+ * new rings whose 'since' is after the stream's last record, so that a
+ * CTF stream holds the packets of several threads one after the other,
+ * each packet naming its thread.
  *
  * Room is left for an overwrite (flight-recorder) mode: a flag in the
  * header line 0 and a producer that moves tail itself, by whole
@@ -105,7 +117,7 @@
 #endif
 
 #define TRACED_RING_MAGIC	0x52444354u	/* "TCDR" */
-#define TRACED_RING_VERSION	2
+#define TRACED_RING_VERSION	3
 #define TRACED_RING_HDR_SIZE	4096u
 #define TRACED_RING_ORDER_MIN	12		/* 4 KiB */
 #define TRACED_RING_ORDER_MAX	30		/* 1 GiB */
@@ -139,6 +151,8 @@
  */
 #define TRACED_EVENT_LOST	0u	/* struct traced_lost follows */
 #define TRACED_EVENT_PAD	1u	/* the rest of a lap: skip */
+#define TRACED_EVENT_THREAD	2u	/* struct traced_thread_rec follows:
+					   a new thread takes the ring */
 #define TRACED_EVENT_ID_BASE	16u
 #define TRACED_EVENT_ID_MAX	(1u << 24)
 
@@ -254,6 +268,20 @@ struct traced_lost {
 
 #define TRACED_LOST_REC_SIZE \
 	(TRACED_REC_HDR_SIZE + (uint32_t)sizeof(struct traced_lost))
+
+/*
+ * The payload of a TRACED_EVENT_THREAD record (Handover above): the
+ * thread that goes on in the ring from here, and the ring number it
+ * goes by (new, as for a ring sent with a RING message: NOTIFY
+ * messages name it).
+ */
+struct traced_thread_rec {
+	uint32_t	tid;
+	uint32_t	index;
+};
+
+#define TRACED_THREAD_REC_SIZE \
+	(TRACED_REC_HDR_SIZE + (uint32_t)sizeof(struct traced_thread_rec))
 
 static inline uint64_t
 traced_ring_size(uint32_t order)

@@ -326,9 +326,9 @@ test_recwalk_refuses_time_going_backwards(void **state)
 static void
 test_recwalk_refuses_unknown_ids(void **state)
 {
-	/* 0 is LOST and 1 PAD (both checked elsewhere); 2 to 15 are the
-	 * tracer's own but unused. */
-	static const uint32_t ids[] = { 2, 15, 18, 0x7fffffff, UINT32_MAX };
+	/* 0 is LOST, 1 PAD and 2 THREAD (checked elsewhere); 3 to 15
+	 * are the tracer's own but unused. */
+	static const uint32_t ids[] = { 3, 15, 18, 0x7fffffff, UINT32_MAX };
 	struct buf b;
 
 	(void)state;
@@ -338,6 +338,67 @@ test_recwalk_refuses_unknown_ids(void **state)
 		put_hdr(&b, ids[i], TRACED_REC_HDR_SIZE, 2);
 		expect_refused(&b, FIRST, "unknown event id");
 	}
+}
+
+/*
+ * A THREAD record (a new thread takes the ring in-band) ends the walk
+ * like a PAD: the records before it are counted, it is not, and what
+ * it says is handed back; one that lies about its size, its thread or
+ * its time is refused.
+ */
+static void
+test_recwalk_stops_at_thread_record(void **state)
+{
+	uint64_t counts[2] = { 0, 0 };
+	struct recwalk w;
+	struct buf b;
+	size_t at;
+
+	(void)state;
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	at = b.len;
+	put_hdr(&b, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE, 2);
+	put_u64(&b, (uint64_t)7 << 32 | 4242);	/* index 7, tid 4242 */
+	put_mixed(&b, 3, 2, "y", 2);
+	walk_init(&w, counts);
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)at);
+	assert_null(w.invalid);
+	assert_int_equal(w.thread, TRACED_THREAD_REC_SIZE);
+	assert_int_equal(w.next.tid, 4242);
+	assert_int_equal(w.next.index, 7);
+	assert_int_equal(w.events, 1);
+	assert_int_equal(counts[0], RECWALK_TOUCHED | 1);
+	/* After it: the next thread's record, and no THREAD left over. */
+	assert_int_equal(recwalk(&w, b.b + at + TRACED_THREAD_REC_SIZE,
+	    b.len - at - TRACED_THREAD_REC_SIZE), FIRST);
+	assert_int_equal(w.thread, 0);
+	assert_int_equal(w.events, 2);
+	assert_int_equal(w.last_ts, 3);
+
+	/* Refused: a wrong size, no thread, a thread id out of range, a
+	 * time before the record before it. */
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE + 8, 2);
+	put_u64(&b, 4242);
+	put_u64(&b, 0);
+	expect_refused(&b, FIRST, "bad thread record");
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE, 2);
+	put_u64(&b, 0);
+	expect_refused(&b, FIRST, "bad thread id in a thread record");
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_hdr(&b, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE, 2);
+	put_u64(&b, 0x80000000u);
+	expect_refused(&b, FIRST, "bad thread id in a thread record");
+	b.len = 0;
+	put_mixed(&b, 5, 1, "x", 1);
+	put_hdr(&b, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE, 4);
+	put_u64(&b, 4242);
+	expect_refused(&b, FIRST, "timestamp going backwards");
 }
 
 static void
@@ -552,6 +613,7 @@ main(void)
 		cmocka_unit_test(test_recwalk_refuses_bad_sizes),
 		cmocka_unit_test(test_recwalk_refuses_time_going_backwards),
 		cmocka_unit_test(test_recwalk_refuses_unknown_ids),
+		cmocka_unit_test(test_recwalk_stops_at_thread_record),
 		cmocka_unit_test(test_recwalk_refuses_records_unlike_their_event),
 		cmocka_unit_test(test_recwalk_refuses_lost_records_that_lie),
 		cmocka_unit_test(test_recwalk_without_any_event_table),
