@@ -44,6 +44,8 @@
 #define TRACED_SHORT_MS		200	/* a connection that short was refused */
 /* Rings of exited threads kept for new ones (ring.c), at most. */
 #define RING_IDLE_MAX		16
+/* While rings wait for a new thread (ring.c, RING_HANDOVER_WAIT). */
+#define CONN_HANDOVER_POLL_MS	50
 
 /* The last "no daemon: tried ..." said; connection thread only. */
 static char conn_tried[768];
@@ -354,6 +356,7 @@ conn_down(int *sock)
 		lp->sent = 0;
 	}
 	ft_conn_down_locked();
+	(void)ring_handover_end_locked(0, 1);
 	for (rp = &lib.rings; (r = *rp) != NULL; ) {
 		/* A finished ring waits for a new thread only on the
 		 * connection that drained it (proto/ring.h, Reuse). */
@@ -388,6 +391,8 @@ conn_flush_pending(int sock)
 	int rc = 0, idle = 0;
 
 	pthread_mutex_lock(&lib.lock);
+	/* Rings no new thread took in time: finished (ring.c). */
+	(void)ring_handover_end_locked(ring_mono_ns(), sock == -1);
 	if (sock == -1) {
 		/* No daemon: a finished ring's last events are lost,
 		 * counted for the next daemon to hear of. */
@@ -648,9 +653,17 @@ conn_main(void *arg)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = lib.wake_fd;
 		pfd[1].events = POLLIN;
-		n = poll(pfd, 2, 1000);
+		/* Rings waiting for a new thread are finished after a
+		 * while (ring.c): look again by then. */
+		n = poll(pfd, 2, __atomic_load_n(&lib.handover_watch,
+		    __ATOMIC_RELAXED) ? CONN_HANDOVER_POLL_MS : 1000);
 		if (n == -1)
 			continue;
+		if (n == 0 && __atomic_load_n(&lib.handover_watch,
+		    __ATOMIC_RELAXED) && conn_flush_pending(sock) == -1) {
+			conn_lost(&sock, &backoff_ms, up_ns);
+			continue;
+		}
 		if (n == 0 && !__atomic_load_n(&lib.connected,
 		    __ATOMIC_RELAXED) && ++waited >= TRACED_WELCOME_WAIT_S) {
 			DEBUG("no welcome from the daemon, retrying");
@@ -782,6 +795,8 @@ conn_at_exit(void)
 	if (!lib.initialized || lib.pid != getpid() ||
 	    pthread_mutex_trylock(&lib.lock) != 0)
 		return;
+	/* Their threads exited: the daemon ends them as finished. */
+	(void)ring_handover_end_locked(0, 1);
 	if (lib.sock != -1 && (lib.state == CONN_UP || lib.hello_sent))
 		for (r = lib.rings; r != NULL; r = r->next)
 			if (!r->sent)

@@ -55,12 +55,23 @@ struct lring {
 					   freed yet */
 	uint64_t	 huge_end;	/* pager only: data bytes below it
 					   were offered huge pages */
+	uint64_t	 rate_ns;	/* producer: when, CLOCK_MONOTONIC, */
+	uint64_t	 rate_head;	/* it was at this position (how fast
+					   the ring fills: ring_prep_check()) */
+	int		 slow;		/* atomic, producer: it fills slowly,
+					   faulting its pages in itself; the
+					   pager makes only what is asked */
 	pid_t		 tid;
 	int		 sent;		/* RING sent on this connection */
 	int		 notify;	/* atomic: a drain was asked for */
 	int		 finished;	/* its thread exited */
 	int		 told_end;	/* the daemon was asked to drain it
 					   after its thread finished */
+	int		 handover;	/* under lock: its thread exited with
+					   every loss told; the next new
+					   thread takes it in-band
+					   (proto/ring.h, Handover) */
+	uint64_t	 handover_at;	/* since then, ns, CLOCK_MONOTONIC */
 };
 
 /* Per-provider library state, p->priv. */
@@ -118,6 +129,11 @@ struct lib {
 	uint32_t	 next_id;	/* next provider's id_base */
 	struct lring	*rings;
 	uint32_t	 nrings;	/* ring numbers handed out */
+	uint32_t	 nhandover;	/* atomic, written under lock: rings
+					   waiting for a thread in-band */
+	int		 handover_watch; /* atomic, written under lock: the
+					   connection thread looks at them
+					   every CONN_HANDOVER_POLL_MS */
 	uint64_t	 lost_disconnected; /* atomic */
 	int		 connected;	/* atomic mirror of state == UP */
 	int		 child_wait;	/* fork()ed from a traced parent: the
@@ -147,6 +163,8 @@ int	rules_snapshot_locked(uint32_t *size) TRACED_HIDDEN;
 /* ring.c */
 void	ring_lib_init(void) TRACED_HIDDEN;
 void	ring_free(struct lring *r) TRACED_HIDDEN;
+int	ring_handover_end_locked(uint64_t now, int all) TRACED_HIDDEN;
+uint64_t ring_mono_ns(void) TRACED_HIDDEN;
 void	ring_free_unread(struct lring *r) TRACED_HIDDEN;
 void	ring_atfork_child(void) TRACED_HIDDEN;
 

@@ -155,8 +155,10 @@ pager_work_locked(struct lring *r, uint64_t *from, uint64_t *to,
 	uint32_t gr = __atomic_load_n(&r->grow_ready, __ATOMIC_RELAXED);
 	uint64_t max = traced_ring_size(r->max_order);
 
-	/* A ring that grew wants all of its new half. */
-	if (want < traced_ring_size(gr) && gr > r->init_order)
+	/* A ring that grew wants all of its new half, unless it fills
+	 * so slowly that its producer faults its pages in itself. */
+	if (want < traced_ring_size(gr) && gr > r->init_order &&
+	    !__atomic_load_n(&r->slow, __ATOMIC_RELAXED))
 		want = traced_ring_size(gr);
 	*grow = 0;
 	if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE))

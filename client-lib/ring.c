@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -70,6 +71,15 @@
 
 /* Data bytes made ready when the ring is made (the rest: the pager). */
 #define RING_PREP_FIRST		8192u
+/* The pager makes pages ahead of a ring that fills at least this fast,
+ * bytes per microsecond (64 MB/s: a 64-byte event per microsecond). */
+#define RING_PAGER_RATE		64u
+/*
+ * A ring whose thread exited waits this long for a new thread to take
+ * it in-band (proto/ring.h, Handover), then is finished the other way,
+ * so that the daemon soon hears that its thread ended.
+ */
+#define RING_HANDOVER_WAIT	(100 * UINT64_C(1000000))	/* ns */
 /* At most this many doublings asked for at once (16x). */
 #define RING_GROW_STEPS		4u
 
@@ -213,18 +223,51 @@ static void
 ring_prep_check(struct traced_thread *t)
 {
 	struct lring *r = lthread.ring;
-	uint64_t size = t->mask + 1, off = t->head & t->mask, ready, want;
+	uint64_t size = t->mask + 1, off = t->head & t->mask, ready, want, now;
+	int slow;
 
 	ready = __atomic_load_n(&r->prep_end, __ATOMIC_ACQUIRE);
 	if (ready >= size) {
 		lthread.prep_at = UINT64_MAX;
 		return;
 	}
-	want = 2 * off + 16384;
+	/*
+	 * A ring that fills slowly (a quiet thread, or short threads that
+	 * take it one after the other) faults its pages in itself: a
+	 * fault per page is little at its pace, and the pager's work
+	 * takes the process's memory map lock, which every new thread
+	 * needs for its stack (measured: 2,000 short threads took 2x
+	 * their untraced time with the pager following their ring, 1.2x
+	 * without).
+	 */
+	slow = __atomic_load_n(&r->slow, __ATOMIC_RELAXED);
+	if (t->head - r->rate_head >= RING_PREP_FIRST) {
+		/* Over at least that many bytes: a pace, not a burst. */
+		now = ring_mono_ns();
+		slow = (t->head - r->rate_head) * UINT64_C(1000) <
+		    (now - r->rate_ns) * RING_PAGER_RATE;
+		r->rate_ns = now;
+		r->rate_head = t->head;
+		__atomic_store_n(&r->slow, slow, __ATOMIC_RELAXED);
+	}
+	if (slow) {
+		/* Look again at the end of what is ready, or further. */
+		lthread.prep_at = t->head + (off < ready ? ready - off :
+		    RING_PREP_FIRST);
+		return;
+	}
+	/*
+	 * Twice what it wrote, in powers of two: a few requests per ring,
+	 * however slowly it gets there (a ring taken by thread after
+	 * short thread moves on a few hundred bytes at a time), since each
+	 * one wakes the pager and takes the process's memory map lock,
+	 * which new threads need too (their stacks).
+	 */
+	want = 16384;
+	while (want < 2 * off + 16384 && want < size)
+		want *= 2;
 	if (want > size)
 		want = size;
-	want = (want + TRACED_STATE_PAGE - 1) & ~(uint64_t)(TRACED_STATE_PAGE -
-	    1);
 	if (want > __atomic_load_n(&r->prep_want, __ATOMIC_RELAXED)) {
 		/* Only this thread writes prep_want. */
 		__atomic_store_n(&r->prep_want, want, __ATOMIC_RELEASE);
@@ -290,8 +333,9 @@ ring_lap_end(struct traced_thread *t, uint64_t tail)
 
 /*
  * Make r, new or reused, this thread's ring: the fast path's view of
- * it (traced_tls) and the slow path's (lthread).  r is empty: the
- * daemon read everything before its head.
+ * it (traced_tls) and the slow path's (lthread).  r is new, reused
+ * (empty: the daemon read everything before its head) or taken in-band
+ * (perhaps not).
  */
 static void
 ring_attach(struct traced_thread *t, struct lring *r, int sent)
@@ -311,14 +355,155 @@ ring_attach(struct traced_thread *t, struct lring *r, int sent)
 	/* Where the pager stands: ring_prep_check() at the next event. */
 	lthread.prep_at = __atomic_load_n(&r->prep_end, __ATOMIC_ACQUIRE) >=
 	    size ? UINT64_MAX : t->head;
-	t->wake_at = t->head + size / TRACED_WAKE_FRACTION;
 	tail = ring_load_tail(t);
 	if (t->head - tail > size)
 		tail = t->head - size;
+	/* A ring taken in-band may hold what the thread before wrote. */
+	t->wake_at = tail + size / TRACED_WAKE_FRACTION;
+	if (t->wake_at < t->head)
+		t->wake_at = t->head;
 	ring_set_limit(t, tail);
 	/* Not sent from here: the connection thread sends it. */
 	if (!sent)
 		lib_wake();
+}
+
+uint64_t
+ring_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Bytes of r the daemon has not read yet. */
+static uint64_t
+ring_handover_fill(const struct lring *r)
+{
+	/* Pairs with the daemon's store-release of tail in drain.c. */
+	return __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) -
+	    __atomic_load_n(&r->hdr->tail, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Take r, a ring whose thread exited and which waits for a new thread,
+ * in-band (proto/ring.h, Handover): a THREAD record at its head (after
+ * a PAD to the lap end if it does not fit before it) names this thread
+ * and its new ring number.  Locked.  Returns 0, or -1 if the ring has
+ * no room for the record now (the daemon is behind): it is left
+ * waiting.
+ */
+static int
+ring_take_locked(struct lring *r)
+{
+	struct traced_ring_hdr *h = r->hdr;
+	struct traced_thread_rec tr;
+	struct traced_rec_hdr rh;
+	uint64_t head, tail, size, lap;
+	uint32_t order, pad[2];
+	int i;
+
+	order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
+	size = traced_ring_size(order);
+	head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
+	/* Pairs with the daemon's store-release of tail in drain.c. */
+	tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+	lap = traced_ring_lap_end(head, order);
+	/* Room for a burst: at most half full, as for a drain request. */
+	if (head - tail > size / TRACED_WAKE_FRACTION)
+		return -1;
+	if ((head & (size - 1)) != 0 && head + TRACED_THREAD_REC_SIZE > lap) {
+		if (lap > tail + size)
+			return -1;
+		pad[0] = TRACED_EVENT_PAD;
+		pad[1] = (uint32_t)(lap - head);
+		if (lap + TRACED_THREAD_REC_SIZE > tail + size)
+			return -1;
+		memcpy(r->data + (head & (size - 1)), pad, sizeof(pad));
+		head = lap;
+	}
+	if (head + TRACED_THREAD_REC_SIZE > tail + size)
+		return -1;
+	r->handover = 0;
+	__atomic_store_n(&lib.nhandover, lib.nhandover - 1, __ATOMIC_RELAXED);
+	r->tid = (pid_t)gettid();
+	r->index = lib.nrings++;
+	rh.id = TRACED_EVENT_THREAD;
+	rh.size = TRACED_THREAD_REC_SIZE;
+	rh.ts = traced_clock_now();
+	tr.tid = (uint32_t)r->tid;
+	tr.index = r->index;
+	memcpy(r->data + (head & (size - 1)), &rh, sizeof(rh));
+	memcpy(r->data + (head & (size - 1)) + sizeof(rh), &tr, sizeof(tr));
+	h->tid = tr.tid;
+	h->since = rh.ts;
+	/* Losses counted before this thread had a ring (nested calls):
+	 * its first LOST record tells them. */
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+		__atomic_store_n(&h->dropped[i], __atomic_load_n(
+		    &h->dropped[i], __ATOMIC_RELAXED) + lthread.lost[i],
+		    __ATOMIC_RELAXED);
+	/* Pairs with the daemon's load-acquire of head. */
+	__atomic_store_n(&h->head, head + TRACED_THREAD_REC_SIZE,
+	    __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * A ring waiting for a new thread in-band that this thread can take
+ * (ring_take_locked()), taken.  Locked.  Returns it, or NULL.
+ */
+static struct lring *
+ring_take_any_locked(uint32_t max_order)
+{
+	struct lring *r;
+
+	if (__atomic_load_n(&lib.nhandover, __ATOMIC_RELAXED) == 0 ||
+	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED) == 0)
+		return NULL;
+	for (r = lib.rings; r != NULL; r = r->next)
+		if (r->handover && r->max_order == max_order &&
+		    ring_take_locked(r) == 0)
+			return r;
+	return NULL;
+}
+
+/*
+ * Rings that waited for a new thread since before 'now' less
+ * RING_HANDOVER_WAIT (all of them if 'all') are finished the other way
+ * (proto/ring.h, Reuse): the daemon ends them and hears that their
+ * thread exited.  The connection thread then asks for their last drain.
+ * Locked.  Returns how many still wait.
+ */
+int
+ring_handover_end_locked(uint64_t now, int all)
+{
+	struct lring *r;
+	int left = 0;
+
+	if (__atomic_load_n(&lib.nhandover, __ATOMIC_RELAXED) == 0) {
+		/* None left: the next to wait wakes the connection
+		 * thread again (ring_thread_exit()). */
+		__atomic_store_n(&lib.handover_watch, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	for (r = lib.rings; r != NULL; r = r->next) {
+		if (!r->handover)
+			continue;
+		if (!all && now - r->handover_at < RING_HANDOVER_WAIT) {
+			left++;
+			continue;
+		}
+		r->handover = 0;
+		__atomic_store_n(&lib.nhandover, lib.nhandover - 1,
+		    __ATOMIC_RELAXED);
+		/* Pairs with the daemon's load-acquire of flags. */
+		__atomic_store_n(&r->hdr->flags, TRACED_RING_FINISHED,
+		    __ATOMIC_RELEASE);
+		__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
+	}
+	return left;
 }
 
 /*
@@ -392,6 +577,11 @@ ring_create(struct traced_thread *t)
 	pthread_mutex_lock(&lib.lock);
 	lib_init_locked();
 	max_order = __atomic_load_n(&lib.ring_order, __ATOMIC_RELAXED);
+	if (!lib.disabled && (r = ring_take_any_locked(max_order)) != NULL) {
+		pthread_mutex_unlock(&lib.lock);
+		ring_attach(t, r, 1);	/* nothing to send */
+		return 0;
+	}
 	if (!lib.disabled && (r = ring_reuse_locked(max_order)) != NULL) {
 		sent = conn_ring_created_locked(r);
 		pthread_mutex_unlock(&lib.lock);
@@ -450,6 +640,7 @@ ring_create(struct traced_thread *t)
 	r->tid = (pid_t)h->tid;
 	r->prep_end = first;
 	r->prep_want = first;
+	r->rate_ns = ring_mono_ns();
 	r->grow_ready = order;
 
 	pthread_mutex_lock(&lib.lock);
@@ -638,7 +829,7 @@ ring_thread_exit(void *arg)
 {
 	struct lring *r = arg;
 	struct traced_thread *t = &traced_tls;
-	int told = 0;
+	int told = 0, keep, i;
 
 	/* Say what was lost since the last record, if there is room. */
 	if (r != NULL && t->data != NULL && t->nest == 0 &&
@@ -656,11 +847,56 @@ ring_thread_exit(void *arg)
 			    __ATOMIC_RELEASE);
 		}
 	}
+	/* Every loss told in-band: the ring may go to the next thread. */
+	keep = r != NULL && t->data != NULL && t->nest == 0 &&
+	    ring_lost_pending() == 0;
+	for (i = 0; keep && i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+		keep = __atomic_load_n(&r->hdr->dropped[i], __ATOMIC_RELAXED) ==
+		    __atomic_load_n(&r->hdr->recorded[i], __ATOMIC_RELAXED);
 	lthread.exited = 1;
 	memset(t, 0, sizeof(*t));
 	lthread.ring = NULL;
 	if (r == NULL)
 		return;
+	if (keep && pthread_mutex_trylock(&lib.lock) == 0) {
+		if (lib.state == CONN_UP && r->sent && !lib.disabled) {
+			/* proto/ring.h, Handover: nothing to tell. */
+			r->handover = 1;
+			r->handover_at = ring_mono_ns();
+			__atomic_store_n(&lib.nhandover, lib.nhandover + 1,
+			    __ATOMIC_RELAXED);
+			/* The connection thread ends it if no thread takes
+			 * it soon: it must be watching (conn.c). */
+			keep = !lib.handover_watch;
+			__atomic_store_n(&lib.handover_watch, 1,
+			    __ATOMIC_RELAXED);
+			/* A quarter full: drained before the next thread
+			 * needs the room, if the daemon is armed for it. */
+			if (ring_handover_fill(r) >= traced_ring_size(
+			    __atomic_load_n(&r->hdr->order,
+			    __ATOMIC_RELAXED)) / 4 &&
+			    __atomic_load_n(&r->hdr->wakeup,
+			    __ATOMIC_RELAXED)) {
+				__atomic_store_n(&r->hdr->wakeup, 0,
+				    __ATOMIC_RELAXED);
+				__atomic_store_n(&r->notify, 1,
+				    __ATOMIC_RELEASE);
+				keep = 1;
+			}
+			pthread_mutex_unlock(&lib.lock);
+			if (keep)
+				lib_wake();
+			return;
+		}
+		__atomic_store_n(&r->hdr->flags, TRACED_RING_FINISHED,
+		    __ATOMIC_RELEASE);
+		__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
+		told = conn_ring_finished_locked(r);
+		pthread_mutex_unlock(&lib.lock);
+		if (!told)
+			lib_wake();
+		return;
+	}
 	/* Pairs with the daemon's load-acquire of flags after head. */
 	__atomic_store_n(&r->hdr->flags, TRACED_RING_FINISHED,
 	    __ATOMIC_RELEASE);
@@ -761,6 +997,8 @@ ring_atfork_child(void)
 	}
 	lib.rings = NULL;
 	lib.nrings = 0;
+	lib.nhandover = 0;
+	lib.handover_watch = 0;
 	memset(&traced_tls, 0, sizeof(traced_tls));
 	memset(&lthread, 0, sizeof(lthread));
 	(void)pthread_setspecific(ring_key, NULL);

@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# In-band ring handover (proto/ring.h, Handover): threads that start
+# one after the other each take the ring the one before left, with a
+# THREAD record and no message to the daemon.  Every thread's events
+# come out, all of them, in order, each under its own thread id, with
+# its own count and no loss; the daemon says the handovers happened and
+# got few rings by message.  A ring no new thread takes is finished
+# the other way within a second, while the program still runs.
+. "$(dirname "$0")/lib.sh"
+
+start_daemon --verbose
+WAVES=200
+N=20			# seq values per thread; 5 enabled events each
+
+"$HELPERS/emit" -t 1 -w $WAVES -n $N > "$T/emit.out" || fail "emit failed"
+[ "$(cat "$T/emit.out")" = "emitted $((WAVES * N))" ] ||
+	fail "emit: $(cat "$T/emit.out")"
+ctl trace-file flush >/dev/null
+wait_for 10 sh -c "'$BIN/tracectl' --json info trace |
+	grep -q '\"type\":\"ended_session\"'" ||
+	fail "the session did not end"
+ctl --json info trace > "$T/info.json"
+bt "$TRACES" > "$T/out.txt" 2> "$T/warn.txt" || fail "babeltrace2"
+grep -q discarded "$T/warn.txt" &&
+	fail "events discarded: $(grep -m1 discarded "$T/warn.txt")"
+
+# Per thread: test_tick's seq 0 .. N-1 in order, 5 * N events in all.
+sed -n 's/.*helpers:test_tick: { tid = \([0-9]*\) }, { seq = \([0-9]*\) }.*/\1 \2/p' \
+	"$T/out.txt" > "$T/ticks"
+bad=$(awk -v n=$N '
+	{ if (!($1 in next_seq)) { next_seq[$1] = 0; threads++ }
+	  if ($2 != next_seq[$1]) { print "tid " $1 ": seq " $2 " after " next_seq[$1] - 1; exit }
+	  next_seq[$1]++ }
+	END { for (t in next_seq) if (next_seq[t] != n) { print "tid " t ": " next_seq[t] " ticks"; exit }
+	      if (threads + 0 == 0) print "no ticks" }' "$T/ticks")
+[ -z "$bad" ] || fail "$bad"
+tids=$(cut -d' ' -f1 "$T/ticks" | sort -u | wc -l)
+[ "$tids" = $WAVES ] || fail "$WAVES threads ran, ticks from $tids"
+sed -n 's/.*helpers:test_[a-z_]*: { tid = \([0-9]*\) }.*/\1/p' "$T/out.txt" |
+	sort | uniq -c | awk -v e=$((5 * N)) '$1 != e { print; exit 1 }' \
+	> "$T/short" || fail "a thread with a short trace: $(cat "$T/short")"
+
+# The daemon's books: a ring per thread, each with its 5 * N events
+# (the ticks of test_tick and the rest) and nothing lost.
+grep -o '"type":"ended_ring","session":[0-9]*,"tid":[0-9]*,"events":[0-9]*,"lost":[0-9]*' \
+	"$T/info.json" > "$T/rings"
+[ "$(wc -l < "$T/rings")" = $WAVES ] ||
+	fail "$WAVES threads, the daemon ended $(wc -l < "$T/rings") rings"
+awk -F'[:,]' -v e=$((5 * N)) '$8 != e || $10 != 0 { print; exit 1 }' \
+	"$T/rings" > "$T/badring" ||
+	fail "a thread's books are wrong: $(cat "$T/badring")"
+# Each ring's tid is one the trace has, once.
+sed 's/.*"tid":\([0-9]*\).*/\1/' "$T/rings" | sort > "$T/ring.tids"
+cut -d' ' -f1 "$T/ticks" | sort -u > "$T/trace.tids"
+cmp -s "$T/ring.tids" "$T/trace.tids" ||
+	fail "the daemon's threads are not the trace's"
+
+# In-band: most threads took a ring the one before left, and the
+# daemon got a handful of rings by message, not one per thread.
+handed=$(grep -c "goes on in its ring as ring" "$T/traced.log" || true)
+sent=$(grep -c "session [0-9]*: ring [0-9]*, thread" "$T/traced.log" || true)
+[ "$handed" -ge $((WAVES * 3 / 4)) ] ||
+	fail "$handed of $WAVES threads took their ring in-band"
+[ "$sent" -le $((WAVES / 8)) ] ||
+	fail "$sent rings sent by message for $WAVES threads"
+files=$(ls "$TRACES"/*/ | grep -c '^stream-')
+[ "$files" -le "$sent" ] || fail "$files stream files for $sent rings"
+ok "$WAVES threads one after the other: $handed took their ring in-band, $sent rings by message, $files stream files; every event of each, in order, under its own tid"
+
+# A ring no thread takes: finished the other way while the program
+# still runs (the second wave waits for a file).
+rm -f "$T/go"
+"$HELPERS/emit" -t 1 -w 2 -n $N -W "$T/go" > "$T/emit2.out" 2> "$T/emit2.err" &
+p=$!
+wait_for 10 grep -q "wave 1 ended" "$T/emit2.err" || fail "no first wave"
+wait_for 5 sh -c "'$BIN/tracectl' --json info trace |
+	grep -q '\"type\":\"ring\",\"session\":[0-9]*,\"tid\":[0-9]*,.*\"state\":\"finished\"'" ||
+	fail "the first thread's ring is not finished while the program runs: $("$BIN/tracectl" info trace | tail -n 5)"
+touch "$T/go"
+wait $p || fail "emit 2 failed"
+[ "$(cat "$T/emit2.out")" = "emitted $((2 * N))" ] ||
+	fail "emit 2: $(cat "$T/emit2.out")"
+ok "a ring no thread took is finished while its program runs"
