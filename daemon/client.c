@@ -579,8 +579,11 @@ session_ring_index(struct session *s, struct sring *r)
 	struct sring **a, *o;
 	uint32_t n;
 
-	if (r->index >= s->nby_index + 1024)
-		return 0;		/* far out: the list will do */
+	/* Far out, or numbers far apart (a client chooses them): the
+	 * list will do. */
+	if (r->index >= s->nby_index + 1024 ||
+	    r->index > 4 * (uint64_t)s->nrings + 4096)
+		return 0;
 	if (r->index >= s->nby_index) {
 		n = r->index + 1 > 2 * s->nby_index ? r->index + 1 :
 		    2 * s->nby_index;
@@ -1138,6 +1141,14 @@ session_provider(struct session *s, const struct traced_msg_provider *m,
 #define RING_PARKED_MAX	16
 
 /*
+ * Threads a session keeps books of one by one (info trace, the index):
+ * a THREAD record costs its client 24 bytes of ring, and each thread
+ * costs the daemon an sring and an index row.  Past this, the threads
+ * that take a ring in-band are counted together, as thread 0.
+ */
+#define SESSION_THREADS_MAX	16384
+
+/*
  * Stop holding a ring: its mapping, its memfd, its stream file and its
  * charge.  Only once no other thread has it (its END came back, or it
  * never went to the drain thread).  Its counts stay for info trace and
@@ -1382,19 +1393,31 @@ sring_start(struct sring *r)
  * the session's list for info trace and the index, like the ring of any
  * thread that finished.  r goes on, same ring, same stream, as the new
  * thread's, under its new ring number.  A number the process already
- * used (only a hostile client does that) leaves the books as they are.
+ * used (only a hostile client does that) leaves the books as they are;
+ * past SESSION_THREADS_MAX threads, they are kept together.
  */
 void
 sring_handover(struct sring *r, const struct traced_thread_rec *next)
 {
 	struct session *s = r->s;
 	struct sring *old;
+	int i;
 
 	if (session_ring(s, next->index) != NULL) {
 		limits_logx(s->uid, "session %u: %s[%d]: thread %u took ring "
 		    "%u, a number in use: counted with thread %d", s->id,
 		    s->comm, (int)s->pid, next->tid, next->index, (int)r->tid);
 		return;
+	}
+	if (s->others != NULL) {
+		/* Past SESSION_THREADS_MAX: together (said once). */
+		old = s->others;
+		old->events += r->events;
+		old->bytes += r->bytes;
+		old->lost_records += r->lost_records;
+		for (i = 0; i < TRACED_DROP_NCAUSES; i++)
+			old->lost[i] += r->lost[i];
+		goto next;
 	}
 	if ((old = calloc(1, sizeof(*old))) == NULL) {
 		log_warn("session %u: thread %u", s->id, next->tid);
@@ -1414,17 +1437,27 @@ sring_handover(struct sring *r, const struct traced_thread_rec *next)
 	old->lost_records = r->lost_records;
 	memcpy(old->lost, r->lost, sizeof(old->lost));
 	old->ended = old->finished = old->books_closed = 1;
+	TAILQ_INSERT_BEFORE(r, old, entry);
+	s->nrings++;
+	if (s->nrings >= SESSION_THREADS_MAX) {
+		old->tid = 0;
+		s->others = old;
+		limits_logx(s->uid, "session %u: %s[%d]: more than %u threads: "
+		    "the counts of the next ones that take a ring in-band "
+		    "are kept together, as thread 0 (the trace still names "
+		    "each thread)", s->id, s->comm, (int)s->pid,
+		    SESSION_THREADS_MAX);
+	}
+	if (session_ring_index(s, old) == -1)
+		log_warn("session %u: ring %u", s->id, old->index);
+next:
 	log_debug("session %u thread %d finished; thread %u goes on in its "
 	    "ring as ring %u", s->id, (int)r->tid, next->tid, next->index);
-
 	r->index = next->index;
 	r->tid = (pid_t)next->tid;
 	r->events = r->bytes = r->lost_records = 0;
 	memset(r->lost, 0, sizeof(r->lost));
-	TAILQ_INSERT_BEFORE(r, old, entry);
-	s->nrings++;
-	if (session_ring_index(s, old) == -1 ||
-	    session_ring_index(s, r) == -1)
+	if (session_ring_index(s, r) == -1)
 		log_warn("session %u: ring %u", s->id, r->index);
 	index_session_changed(s);
 }

@@ -356,6 +356,7 @@ drain_packet(struct sring *r, uint64_t head)
 	pk.ts_end = rd->last_ts;
 	pk.content_bytes = CTF_PACKET_HDR_SIZE + used;
 	pk.tid = (uint32_t)rd->tid;
+	c->tid = rd->tid;
 	pk.tail_pad = tail_pad;
 	ctf_packet_header(c->pkt, &pk);	/* seq, discarded: the writer's */
 	wo_chunk_queue(c);
@@ -394,6 +395,7 @@ drain_end(struct sring *r, enum chunk_end how, const char *why,
 	c->invalid_at = at;
 	c->order = r->rd.order;
 	c->last_ts = r->rd.last_ts;
+	c->tid = r->rd.tid;
 	if (how != END_INVALID)
 		for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
 			d = __atomic_load_n(&r->hdr->dropped[i],
@@ -609,7 +611,7 @@ drain_visit(struct sring *r, uint64_t now)
 	if (full > rd->dropped_full) {
 		rd->why |= drain_saw(r, now);
 		log_debug("session %u thread %d: %llu more events lost to a "
-		    "full ring (seen: %#x)", r->s->id, (int)r->tid,
+		    "full ring (seen: %#x)", r->s->id, (int)rd->tid,
 		    (unsigned long long)(full - rd->dropped_full), rd->why);
 		rd->dropped_full = full;
 	}

@@ -168,7 +168,7 @@ stream_switch_due(const struct sring *r)
 /* An empty packet: header only. */
 static void
 stream_empty_packet(uint8_t hdr[CTF_PACKET_HDR_SIZE], const struct sring *r,
-    uint64_t ts, uint64_t seq, uint64_t discarded)
+    pid_t tid, uint64_t ts, uint64_t seq, uint64_t discarded)
 {
 	struct ctf_packet pk;
 
@@ -179,7 +179,7 @@ stream_empty_packet(uint8_t hdr[CTF_PACKET_HDR_SIZE], const struct sring *r,
 	pk.content_bytes = CTF_PACKET_HDR_SIZE;
 	pk.seq = seq;
 	pk.events_discarded = discarded;
-	pk.tid = (uint32_t)r->tid;
+	pk.tid = (uint32_t)tid;
 	ctf_packet_header(hdr, &pk);
 }
 
@@ -460,7 +460,8 @@ stream_write_data(struct sring *r, struct chunk **batch, int n,
 	if (err != 0)
 		goto lost;
 	if (seq == 0 && disc + batch[0]->discarded > 0) {
-		stream_empty_packet(empty, r, batch[0]->ts_first, 0, 0);
+		stream_empty_packet(empty, r, batch[0]->tid, batch[0]->ts_first,
+		    0, 0);
 		iov[k].iov_base = empty;
 		iov[k].iov_len = CTF_PACKET_HDR_SIZE;
 		direct[k++] = 0;
@@ -524,13 +525,14 @@ stream_close_books(struct sring *r, struct chunk *c, struct writer *w)
 	err = __atomic_load_n(&r->s->discard_errno, __ATOMIC_ACQUIRE);
 	if (err == 0) {
 		if (seq == 0) {
-			stream_empty_packet(hdr[k], r, c->last_ts, seq++, 0);
+			stream_empty_packet(hdr[k], r, c->tid, c->last_ts, seq++,
+			    0);
 			iov[k].iov_base = hdr[k];
 			iov[k].iov_len = CTF_PACKET_HDR_SIZE;
 			want += CTF_PACKET_HDR_SIZE;
 			k++;
 		}
-		stream_empty_packet(hdr[k], r, c->last_ts, seq++,
+		stream_empty_packet(hdr[k], r, c->tid, c->last_ts, seq++,
 		    r->st.discarded + n);
 		iov[k].iov_base = hdr[k];
 		iov[k].iov_len = CTF_PACKET_HDR_SIZE;

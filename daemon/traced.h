@@ -303,6 +303,9 @@ struct session {
 					   ring's next thread goes on in */
 	uint32_t	 nparked;
 	uint32_t	 nrings;
+	struct sring	*others;	/* the books of the threads past
+					   SESSION_THREADS_MAX that took a ring
+					   in-band, together (client.c) */
 	struct sring	**by_index;	/* owned: rings by number (client.c) */
 	uint32_t	 nby_index;
 	uint64_t	 started;	/* ns, CLOCK_REALTIME */

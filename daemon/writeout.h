@@ -109,6 +109,8 @@ struct chunk {
 	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
 	uint64_t	 last_ts;	/* the stream's last timestamp */
 	struct traced_thread_rec next;	/* CHUNK_THREAD: who goes on */
+	pid_t		 tid;		/* the thread that wrote it (DATA),
+					   or the ring's last (END) */
 
 	/* Written by the writer. */
 	uint64_t	 fgen;		/* the stream file it went to */

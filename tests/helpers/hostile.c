@@ -775,6 +775,16 @@ case_ring(const char *name)
 			put_tick(&r, r.head);
 		bad = r.head;
 		rec_put_raw(&r, ID_TICK, 24, now_ts(), &bad, 8);
+	} else if (strcmp(name, "ring-thread-size") == 0) {
+		struct traced_thread_rec tr = { 4242, 9 };
+
+		rec_put(&r, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE + 8,
+		    now_ts(), &tr, sizeof(tr));
+	} else if (strcmp(name, "ring-thread-tid") == 0) {
+		struct traced_thread_rec tr = { 0, 9 };
+
+		rec_put(&r, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE,
+		    now_ts(), &tr, sizeof(tr));
 	} else if (strcmp(name, "ring-zeros") == 0) {
 		/* Punch the data pages out: F_SEAL_SHRINK allows it, and
 		 * the daemon then reads zeros, never a SIGBUS. */
@@ -785,6 +795,53 @@ case_ring(const char *name)
 	}
 	ring_publish(&r);
 	ring_expect_refused(sock, &r, bad, name);
+}
+
+/*
+ * THREAD records, as many as the ring takes, lap after lap: more
+ * threads than the daemon keeps books of one by one (a program would
+ * need 20,000 threads; this costs 480 KB of ring).  The daemon counts
+ * the rest together and goes on reading the ring: good records after
+ * the flood are drained.
+ */
+static void
+case_ring_thread_flood(const char *name)
+{
+	struct traced_thread_rec tr;
+	struct hring r;
+	uint64_t i, lap;
+	int sock = ring_session(&r, name);
+
+	if (sock == -1)
+		return;
+	for (i = 0; i < 20000; ) {
+		lap = r.head + r.size / 2;
+		while (r.head < lap && i < 20000) {
+			tr.tid = (uint32_t)(1000 + i % 50000);
+			tr.index = (uint32_t)(1 + i);
+			rec_put(&r, TRACED_EVENT_THREAD, TRACED_THREAD_REC_SIZE,
+			    now_ts(), &tr, sizeof(tr));
+			i++;
+		}
+		ring_publish(&r);
+		/* The ring goes by the number of its last thread. */
+		notify(sock, tr.index);
+		if (!ring_wait_tail(&r, r.head, 5000)) {
+			check(0, name, "the ring is not drained after %llu "
+			    "thread records", (unsigned long long)i);
+			break;
+		}
+	}
+	put_tick(&r, 1);
+	put_tick(&r, 2);
+	ring_publish(&r);
+	notify(sock, tr.index);
+	check(ring_wait_tail(&r, r.head, 5000), name,
+	    "good records after the flood not drained");
+	printf("%s: %llu thread records read\n", name,
+	    (unsigned long long)i);
+	ring_unmake(&r);
+	close(sock);
 }
 
 /* Good records across the wrap, a valid loss record, a lying tail. */
@@ -2465,6 +2522,10 @@ static const struct hcase {
 	{ "ring-tiny-size", case_ring, "record size out of range" },
 	{ "ring-odd-size", case_ring, "record size out of range" },
 	{ "ring-unknown-id", case_ring, "unknown event id" },
+	{ "ring-thread-size", case_ring, "bad thread record" },
+	{ "ring-thread-tid", case_ring, "bad thread id in a thread record" },
+	{ "ring-thread-flood", case_ring_thread_flood,
+	    "are kept together, as thread 0" },
 	{ "ring-reserved-id", case_ring, "unknown event id" },
 	{ "ring-past-head", case_ring, "record runs past the committed head" },
 	{ "ring-ts-back", case_ring, "timestamp going backwards" },
