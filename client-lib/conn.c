@@ -292,6 +292,8 @@ conn_send_ring(int sock, struct lring *r, int flags)
 {
 	struct traced_msg_ring m;
 
+	/* The daemon says again that it reads it (proto/ring.h). */
+	__atomic_store_n(&r->hdr->reading, 0, __ATOMIC_RELAXED);
 	memset(&m, 0, sizeof(m));
 	wire_hdr_init(&m.hdr, TRACED_MSG_RING, sizeof(m));
 	m.index = r->index;

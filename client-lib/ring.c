@@ -462,8 +462,12 @@ ring_take_any_locked(uint32_t max_order)
 	if (__atomic_load_n(&lib.nhandover, __ATOMIC_RELAXED) == 0 ||
 	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED) == 0)
 		return NULL;
+	/* Only one the daemon reads (it may not have taken the ring's
+	 * RING message yet, or refused it: then it waits, and is finished
+	 * the other way if it never is). */
 	for (r = lib.rings; r != NULL; r = r->next)
 		if (r->handover && r->max_order == max_order &&
+		    __atomic_load_n(&r->hdr->reading, __ATOMIC_RELAXED) &&
 		    ring_take_locked(r) == 0)
 			return r;
 	return NULL;

@@ -553,6 +553,9 @@ session_rotate(struct session *s)
 	return 0;
 }
 
+/* Ring numbers below this are found in an array, the others in a list. */
+#define SESSION_BY_INDEX_MAX	(UINT32_C(1) << 20)
+
 /*
  * The ring numbered 'index' of s, or NULL.  A process numbers its rings
  * 0, 1, 2...: an array finds them (a program with thousands of threads
@@ -579,14 +582,20 @@ session_ring_index(struct session *s, struct sring *r)
 	struct sring **a, *o;
 	uint32_t n;
 
-	/* Far out, or numbers far apart (a client chooses them): the
-	 * list will do. */
-	if (r->index >= s->nby_index + 1024 ||
-	    r->index > 4 * (uint64_t)s->nrings + 4096)
+	/*
+	 * Far out, or past what the array may hold (a client chooses the
+	 * numbers; a program numbers its rings one after the other): the
+	 * list will do.  Every number below nby_index is in the array.
+	 */
+	if (r->index >= s->nby_index &&
+	    (r->index >= s->nby_index + 1024 ||
+	    r->index >= SESSION_BY_INDEX_MAX))
 		return 0;
 	if (r->index >= s->nby_index) {
 		n = r->index + 1 > 2 * s->nby_index ? r->index + 1 :
 		    2 * s->nby_index;
+		if (n > SESSION_BY_INDEX_MAX)
+			n = SESSION_BY_INDEX_MAX;
 		a = reallocarray(s->by_index, n, sizeof(*a));
 		if (a == NULL)
 			return -1;
@@ -1367,6 +1376,7 @@ sring_start(struct sring *r)
 	s->nrings++;
 	index_session_changed(s);
 	__atomic_store_n(&r->hdr->wakeup, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->hdr->reading, 1, __ATOMIC_RELAXED);
 	/*
 	 * From here the drain thread has it, from where the producer's
 	 * last reader left off (the tail a previous daemon, or the ring's
@@ -1451,6 +1461,9 @@ sring_handover(struct sring *r, const struct traced_thread_rec *next)
 	if (session_ring_index(s, old) == -1)
 		log_warn("session %u: ring %u", s->id, old->index);
 next:
+	/* The number r went by is the ended thread's now. */
+	if (r->index < s->nby_index && s->by_index[r->index] == r)
+		s->by_index[r->index] = old;
 	log_debug("session %u thread %d finished; thread %u goes on in its "
 	    "ring as ring %u", s->id, (int)r->tid, next->tid, next->index);
 	r->index = next->index;
@@ -1618,16 +1631,22 @@ session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 		return session_rules(s, m->u.rules, fds[0]);
 	case TRACED_MSG_NOTIFY:
 		r = session_ring(s, m->u.notify->index);
-		if (r == NULL && s->nrings > 0 &&
-		    m->u.notify->index < s->nby_index + 1024) {
+		if (r == NULL && s->nrings > 0) {
 			/* The number a thread took a ring by in-band
 			 * (proto/ring.h, Handover), before the loop heard
 			 * of it (sring_handover()): which ring is not
-			 * known yet, so every ring of the session is read.
-			 * Only a session with rings can hand one over. */
-			TAILQ_FOREACH(r, &s->rings, entry)
-				if (r->draining && !r->ended)
-					writeout_notify(r);
+			 * known yet, so every ring of the session is read,
+			 * at most once a millisecond (a flood of these
+			 * costs a walk each).  Only a session with rings
+			 * can hand one over. */
+			uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+			if (now >= s->notify_all_next) {
+				s->notify_all_next = now + 1000000;
+				TAILQ_FOREACH(r, &s->rings, entry)
+					if (r->draining && !r->ended)
+						writeout_notify(r);
+			}
 			return 0;
 		}
 		if (r == NULL) {

@@ -87,6 +87,13 @@
 /* A visit this much after its time, and after a ring's whole fill
  * time, came late because the thread did not run. */
 #define DRAIN_LATE_MIN		(2 * UINT64_C(1000000))		/* ns */
+/*
+ * THREAD markers of one ring on their way to the loop at most: a new
+ * thread costs the loop some work (client.c sring_handover()), and a
+ * client that writes nothing but THREAD records must not keep this
+ * thread, which reads every client's rings, or the loop busy.
+ */
+#define DRAIN_HANDOVERS_MAX	32
 /* A ring should hold at least this much of its thread's events. */
 #define DRAIN_RING_NS		(100 * UINT64_C(1000000))
 
@@ -417,6 +424,8 @@ drain_end(struct sring *r, enum chunk_end how, const char *why,
 	 * Its thread gone and every byte read: the library may give the ring
 	 * to another thread (proto/ring.h, Reuse).  Pairs with its acquire.
 	 */
+	/* No thread may take it in-band any more (proto/ring.h). */
+	__atomic_store_n(&r->hdr->reading, 0, __ATOMIC_RELAXED);
 	if (how == END_FINISHED)
 		__atomic_store_n(&r->hdr->released, 1, __ATOMIC_RELEASE);
 	TAILQ_REMOVE(&dr.rings, r, rd.entry);
@@ -441,6 +450,7 @@ drain_thread(struct sring *r)
 		return -1;
 	c->next = rd->handover;
 	c->order = rd->order;
+	__atomic_add_fetch(&r->handovers_out, 1, __ATOMIC_RELAXED);
 	rd->tid = (pid_t)rd->handover.tid;
 	rd->tail += TRACED_THREAD_REC_SIZE;
 	/* Pairs with the producer's load-acquire of tail. */
@@ -632,8 +642,12 @@ drain_visit(struct sring *r, uint64_t now)
 		rd->urgent = 0;
 		while (rd->tail < head && (rc = drain_packet(r, head)) >
 		    0 && rc != 3)
-			if (rc == 4 && drain_thread(r) == -1) {
-				rd->urgent = 1;	/* out of memory: again */
+			if (rc == 4 && (__atomic_load_n(&r->handovers_out,
+			    __ATOMIC_ACQUIRE) >= DRAIN_HANDOVERS_MAX ||
+			    drain_thread(r) == -1)) {
+				/* The loop is behind, or out of memory:
+				 * from the record on, at the next visit. */
+				rd->urgent = 1;
 				break;
 			}
 		if (rc == -1)

@@ -181,6 +181,10 @@ struct sring {
 	struct sring_rd	 rd;		/* the drain thread's */
 	struct stream	 st;		/* the writer's (see struct stream) */
 
+	/* THREAD markers queued and not yet back at the loop (atomic:
+	 * the drain thread adds, the loop takes away; drain.c). */
+	int		 handovers_out;
+
 	/* The loop asks the drain thread (atomic, set by the loop only). */
 	int		 close_req;	/* read to the end, then END */
 	int		 notified;	/* the producer asked for a drain */
@@ -303,6 +307,9 @@ struct session {
 					   ring's next thread goes on in */
 	uint32_t	 nparked;
 	uint32_t	 nrings;
+	uint64_t	 notify_all_next; /* ns, CLOCK_MONOTONIC: a NOTIFY
+					   for a number not known yet reads
+					   every ring again no sooner */
 	struct sring	*others;	/* the books of the threads past
 					   SESSION_THREADS_MAX that took a ring
 					   in-band, together (client.c) */

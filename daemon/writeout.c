@@ -591,6 +591,7 @@ chunk_done(struct chunk *c)
 	case CHUNK_THREAD:
 		/* Every chunk of the thread before is counted. */
 		sring_handover(r, &c->next);
+		__atomic_sub_fetch(&r->handovers_out, 1, __ATOMIC_RELEASE);
 		break;
 	}
 	if (lost > 0)

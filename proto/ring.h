@@ -228,6 +228,13 @@ struct traced_ring_hdr {
 	 * to a new thread, which resets this and sends the ring again, as a
 	 * new one (store-release after the last read of the ring). */
 	uint32_t	released;
+	/* Daemon: 1 while it reads the ring (it took the RING message),
+	 * 0 once it stopped (ended or refused it); the library sets 0
+	 * before it sends the ring.  Only a ring the daemon reads may be
+	 * handed to another thread in-band: one it refused would take
+	 * that thread's events where nobody counts them (relaxed; a
+	 * hint the library trusts no further than that). */
+	uint32_t	reading;
 };
 
 TRACED_STATIC_ASSERT(sizeof(struct traced_ring_hdr) <= TRACED_RING_HDR_SIZE,
@@ -238,7 +245,8 @@ TRACED_STATIC_ASSERT(offsetof(struct traced_ring_hdr, head) == 128 &&
     offsetof(struct traced_ring_hdr, tail) == 384 &&
     offsetof(struct traced_ring_hdr, wakeup) == 512 &&
     offsetof(struct traced_ring_hdr, grow) == 516 &&
-    offsetof(struct traced_ring_hdr, released) == 520,
+    offsetof(struct traced_ring_hdr, released) == 520 &&
+    offsetof(struct traced_ring_hdr, reading) == 524,
     "ring header layout is ABI: each counter on its own cache lines");
 
 /*
