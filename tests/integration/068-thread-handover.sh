@@ -26,20 +26,7 @@ grep -q discarded "$T/warn.txt" &&
 	fail "events discarded: $(grep -m1 discarded "$T/warn.txt")"
 
 # Per thread: test_tick's seq 0 .. N-1 in order, 5 * N events in all.
-sed -n 's/.*helpers:test_tick: { tid = \([0-9]*\) }, { seq = \([0-9]*\) }.*/\1 \2/p' \
-	"$T/out.txt" > "$T/ticks"
-bad=$(awk -v n=$N '
-	{ if (!($1 in next_seq)) { next_seq[$1] = 0; threads++ }
-	  if ($2 != next_seq[$1]) { print "tid " $1 ": seq " $2 " after " next_seq[$1] - 1; exit }
-	  next_seq[$1]++ }
-	END { for (t in next_seq) if (next_seq[t] != n) { print "tid " t ": " next_seq[t] " ticks"; exit }
-	      if (threads + 0 == 0) print "no ticks" }' "$T/ticks")
-[ -z "$bad" ] || fail "$bad"
-tids=$(cut -d' ' -f1 "$T/ticks" | sort -u | wc -l)
-[ "$tids" = $WAVES ] || fail "$WAVES threads ran, ticks from $tids"
-sed -n 's/.*helpers:test_[a-z_]*: { tid = \([0-9]*\) }.*/\1/p' "$T/out.txt" |
-	sort | uniq -c | awk -v e=$((5 * N)) '$1 != e { print; exit 1 }' \
-	> "$T/short" || fail "a thread with a short trace: $(cat "$T/short")"
+check_emit_threads "$T/out.txt" $N $WAVES
 
 # The daemon's books: a ring per thread, each with its 5 * N events
 # (the ticks of test_tick and the rest) and nothing lost.

@@ -113,6 +113,27 @@ wait_no_sessions() {
 }
 
 # daemon_fds / daemon_rss_kb: the daemon's open descriptors, resident KiB.
+# check_emit_threads OUT N THREADS: the babeltrace2 text OUT of emit's
+# threads of N seq values each holds, for each of THREADS threads,
+# test_tick's seq 0 .. N-1 in order and 5 * N events in all; fails
+# otherwise.  Leaves the "tid seq" lines in $T/ticks.
+check_emit_threads() {
+	sed -n 's/.*helpers:test_tick: { tid = \([0-9]*\) }, { seq = \([0-9]*\) }.*/\1 \2/p' \
+		"$1" > "$T/ticks"
+	_bad=$(awk -v n="$2" '
+		{ if (!($1 in next_seq)) { next_seq[$1] = 0; threads++ }
+		  if ($2 != next_seq[$1]) { print "tid " $1 ": seq " $2 " after " next_seq[$1] - 1; exit }
+		  next_seq[$1]++ }
+		END { for (t in next_seq) if (next_seq[t] != n) { print "tid " t ": " next_seq[t] " ticks"; exit }
+		      if (threads + 0 == 0) print "no ticks" }' "$T/ticks")
+	[ -z "$_bad" ] || fail "$_bad"
+	_tids=$(cut -d' ' -f1 "$T/ticks" | sort -u | wc -l)
+	[ "$_tids" = "$3" ] || fail "$3 threads ran, ticks from $_tids"
+	sed -n 's/.*helpers:test_[a-z_]*: { tid = \([0-9]*\) }.*/\1/p' "$1" |
+		sort | uniq -c | awk -v e=$((5 * $2)) '$1 != e { print; exit 1 }' \
+		> "$T/short" || fail "a thread with a short trace: $(cat "$T/short")"
+}
+
 daemon_fds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
 daemon_rss_kb() { sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$DAEMON_PID/status"; }
 
