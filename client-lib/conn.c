@@ -394,7 +394,7 @@ conn_flush_pending(int sock)
 
 	pthread_mutex_lock(&lib.lock);
 	/* Rings no new thread took in time: finished (ring.c). */
-	(void)ring_handover_end_locked(ring_mono_ns(), sock == -1);
+	(void)ring_handover_end_locked(traced_clock_monotonic(), sock == -1);
 	if (sock == -1) {
 		/* No daemon: a finished ring's last events are lost,
 		 * counted for the next daemon to hear of. */
@@ -535,15 +535,6 @@ conn_recv(int sock)
 	return 0;
 }
 
-static uint64_t
-conn_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Has the daemon taken every provider we have?  Locked. */
 static int
 conn_all_acked_locked(void)
@@ -563,12 +554,12 @@ conn_all_acked_locked(void)
 static void
 conn_pause(int ms)
 {
-	uint64_t end = conn_now_ns() + (uint64_t)ms * 1000000u, now, junk;
+	uint64_t end = traced_clock_monotonic() + (uint64_t)ms * 1000000u, now, junk;
 	struct pollfd pfd;
 
 	pfd.fd = lib.wake_fd;
 	pfd.events = POLLIN;
-	while ((now = conn_now_ns()) < end) {
+	while ((now = traced_clock_monotonic()) < end) {
 		/* Rounded up: poll() waits whole milliseconds. */
 		if (poll(&pfd, 1, (int)((end - now + 999999) / 1000000)) > 0) {
 			(void)!read(lib.wake_fd, &junk, sizeof(junk));
@@ -599,7 +590,7 @@ conn_lost(int *sock, int *backoff_ms, uint64_t up_ns)
 
 	pthread_mutex_lock(&lib.lock);
 	refused = !conn_all_acked_locked() ||
-	    conn_now_ns() - up_ns < TRACED_SHORT_MS * 1000000ull;
+	    traced_clock_monotonic() - up_ns < TRACED_SHORT_MS * 1000000ull;
 	pthread_mutex_unlock(&lib.lock);
 	conn_down(sock);
 	if (!refused) {
@@ -649,7 +640,7 @@ conn_main(void *arg)
 				continue;
 			}
 			waited = 0;
-			up_ns = conn_now_ns();
+			up_ns = traced_clock_monotonic();
 		}
 		pfd[0].fd = sock;
 		pfd[0].events = POLLIN;

@@ -164,7 +164,6 @@ int	rules_snapshot_locked(uint32_t *size) TRACED_HIDDEN;
 void	ring_lib_init(void) TRACED_HIDDEN;
 void	ring_free(struct lring *r) TRACED_HIDDEN;
 int	ring_handover_end_locked(uint64_t now, int all) TRACED_HIDDEN;
-uint64_t ring_mono_ns(void) TRACED_HIDDEN;
 void	ring_free_unread(struct lring *r) TRACED_HIDDEN;
 void	ring_atfork_child(void) TRACED_HIDDEN;
 

@@ -27,8 +27,15 @@
  * Memory.  A ring's memfd has room for the largest size it may grow to,
  * but no page is made before the producer needs it: the first two data
  * pages when the ring is made, then, as the producer gets near the
- * frontier, twice what it wrote so far, made ready by the pager thread
- * (pager.c).  A thread that writes 11 events holds three pages.
+ * frontier, twice what it wrote so far (in powers of two), made ready
+ * by the pager thread (pager.c) if the ring fills at RING_PAGER_RATE or
+ * more; a slower one faults its own pages (ring_prep_check()).  A
+ * thread that writes 11 events holds three pages, or shares a ring.
+ *
+ * Handover.  A thread that exits leaves its ring to the next new
+ * thread, in-band (proto/ring.h, Handover): ring_keep_locked() at exit,
+ * ring_take_locked() at the next thread's first event, and the
+ * connection thread finishes a ring nobody took (conn.c).
  *
  * Growth.  At the end of a lap the producer looks at how full the ring
  * is: more than half full means the daemon drains it later than the
@@ -55,7 +62,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -243,7 +249,7 @@ ring_prep_check(struct traced_thread *t)
 	slow = __atomic_load_n(&r->slow, __ATOMIC_RELAXED);
 	if (t->head - r->rate_head >= RING_PREP_FIRST) {
 		/* Over at least that many bytes: a pace, not a burst. */
-		now = ring_mono_ns();
+		now = traced_clock_monotonic();
 		slow = (t->head - r->rate_head) * UINT64_C(1000) <
 		    (now - r->rate_ns) * RING_PAGER_RATE;
 		r->rate_ns = now;
@@ -368,31 +374,58 @@ ring_attach(struct traced_thread *t, struct lring *r, int sent)
 		lib_wake();
 }
 
-uint64_t
-ring_mono_ns(void)
+/*
+ * Where a record of 'len' bytes written outside a trace call goes (a
+ * LOST record at thread exit, a THREAD record in a ring taken in-band),
+ * the head being at 'head', the daemon's tail at 'tail' and the ring
+ * 2^order bytes: at the head, or at the lap end after a PAD if it would
+ * cross it.  UINT64_MAX if there is no room for it now.
+ */
+static uint64_t
+ring_place(uint64_t head, uint64_t tail, uint32_t order, uint32_t len)
 {
-	struct timespec ts;
+	uint64_t size = traced_ring_size(order), at = head;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if ((head & (size - 1)) != 0 && head + len > traced_ring_lap_end(head,
+	    order))
+		at = traced_ring_lap_end(head, order);
+	return at + len <= tail + size ? at : UINT64_MAX;
 }
 
-/* Bytes of r the daemon has not read yet. */
-static uint64_t
-ring_handover_fill(const struct lring *r)
+/* A PAD record at 'head' of a ring whose data is 'data', to 'lap_end'. */
+static void
+ring_pad(uint8_t *data, uint64_t mask, uint64_t head, uint64_t lap_end)
 {
-	/* Pairs with the daemon's store-release of tail in drain.c. */
-	return __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) -
-	    __atomic_load_n(&r->hdr->tail, __ATOMIC_ACQUIRE);
+	uint32_t pad[2];
+
+	pad[0] = TRACED_EVENT_PAD;
+	pad[1] = (uint32_t)(lap_end - head);
+	memcpy(data + (head & mask), pad, sizeof(pad));
+}
+
+/*
+ * Losses this thread counted before it had a ring (nested calls) go on
+ * the ring's running totals: its first LOST record tells them.
+ */
+static void
+ring_charge_pending(struct traced_ring_hdr *h)
+{
+	int i;
+
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+		__atomic_store_n(&h->dropped[i], __atomic_load_n(
+		    &h->dropped[i], __ATOMIC_RELAXED) + lthread.lost[i],
+		    __ATOMIC_RELAXED);
 }
 
 /*
  * Take r, a ring whose thread exited and which waits for a new thread,
  * in-band (proto/ring.h, Handover): a THREAD record at its head (after
  * a PAD to the lap end if it does not fit before it) names this thread
- * and its new ring number.  Locked.  Returns 0, or -1 if the ring has
- * no room for the record now (the daemon is behind): it is left
- * waiting.
+ * and its new ring number.  Only when it is at most half full, as for
+ * a drain request, so that the thread has room for a burst.  Locked.
+ * Returns 0, or -1 if it has no room now (the daemon is behind): it is
+ * left waiting.
  */
 static int
 ring_take_locked(struct lring *r)
@@ -400,31 +433,20 @@ ring_take_locked(struct lring *r)
 	struct traced_ring_hdr *h = r->hdr;
 	struct traced_thread_rec tr;
 	struct traced_rec_hdr rh;
-	uint64_t head, tail, size, lap;
-	uint32_t order, pad[2];
-	int i;
+	uint64_t head, tail, at, mask;
+	uint32_t order;
 
 	order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
-	size = traced_ring_size(order);
+	mask = traced_ring_size(order) - 1;
 	head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
 	/* Pairs with the daemon's store-release of tail in drain.c. */
 	tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
-	lap = traced_ring_lap_end(head, order);
-	/* Room for a burst: at most half full, as for a drain request. */
-	if (head - tail > size / TRACED_WAKE_FRACTION)
+	if (head - tail > (mask + 1) / TRACED_WAKE_FRACTION ||
+	    (at = ring_place(head, tail, order, TRACED_THREAD_REC_SIZE)) ==
+	    UINT64_MAX)
 		return -1;
-	if ((head & (size - 1)) != 0 && head + TRACED_THREAD_REC_SIZE > lap) {
-		if (lap > tail + size)
-			return -1;
-		pad[0] = TRACED_EVENT_PAD;
-		pad[1] = (uint32_t)(lap - head);
-		if (lap + TRACED_THREAD_REC_SIZE > tail + size)
-			return -1;
-		memcpy(r->data + (head & (size - 1)), pad, sizeof(pad));
-		head = lap;
-	}
-	if (head + TRACED_THREAD_REC_SIZE > tail + size)
-		return -1;
+	if (at != head)
+		ring_pad(r->data, mask, head, at);
 	r->handover = 0;
 	__atomic_store_n(&lib.nhandover, lib.nhandover - 1, __ATOMIC_RELAXED);
 	r->tid = (pid_t)gettid();
@@ -434,18 +456,13 @@ ring_take_locked(struct lring *r)
 	rh.ts = traced_clock_now();
 	tr.tid = (uint32_t)r->tid;
 	tr.index = r->index;
-	memcpy(r->data + (head & (size - 1)), &rh, sizeof(rh));
-	memcpy(r->data + (head & (size - 1)) + sizeof(rh), &tr, sizeof(tr));
+	memcpy(r->data + (at & mask), &rh, sizeof(rh));
+	memcpy(r->data + (at & mask) + sizeof(rh), &tr, sizeof(tr));
 	h->tid = tr.tid;
 	h->since = rh.ts;
-	/* Losses counted before this thread had a ring (nested calls):
-	 * its first LOST record tells them. */
-	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
-		__atomic_store_n(&h->dropped[i], __atomic_load_n(
-		    &h->dropped[i], __ATOMIC_RELAXED) + lthread.lost[i],
-		    __ATOMIC_RELAXED);
+	ring_charge_pending(h);
 	/* Pairs with the daemon's load-acquire of head. */
-	__atomic_store_n(&h->head, head + TRACED_THREAD_REC_SIZE,
+	__atomic_store_n(&h->head, at + TRACED_THREAD_REC_SIZE,
 	    __ATOMIC_RELEASE);
 	return 0;
 }
@@ -542,13 +559,10 @@ ring_reuse_locked(uint32_t max_order)
 	 */
 	h->tid = (uint32_t)gettid();
 	h->since = traced_clock_now();
-	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
-		uint64_t d = __atomic_load_n(&h->dropped[i], __ATOMIC_RELAXED);
-
-		__atomic_store_n(&h->recorded[i], d, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->dropped[i], d + lthread.lost[i],
-		    __ATOMIC_RELAXED);
-	}
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+		__atomic_store_n(&h->recorded[i], __atomic_load_n(
+		    &h->dropped[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	ring_charge_pending(h);
 	__atomic_store_n(&h->released, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->wakeup, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->flags, 0, __ATOMIC_RELEASE);
@@ -644,7 +658,7 @@ ring_create(struct traced_thread *t)
 	r->tid = (pid_t)h->tid;
 	r->prep_end = first;
 	r->prep_want = first;
-	r->rate_ns = ring_mono_ns();
+	r->rate_ns = traced_clock_monotonic();
 	r->grow_ready = order;
 
 	pthread_mutex_lock(&lib.lock);
@@ -702,11 +716,7 @@ ring_write_lost(struct traced_thread *t, uint64_t n)
 static void
 ring_write_pad(struct traced_thread *t, uint64_t lap_end)
 {
-	uint32_t pad[2];
-
-	pad[0] = TRACED_EVENT_PAD;
-	pad[1] = (uint32_t)(lap_end - t->head);
-	memcpy(t->data + (t->head & t->mask), pad, sizeof(pad));
+	ring_pad(t->data, t->mask, t->head, lap_end);
 	t->head = lap_end;
 	/* Published with the next record's head, like a LOST record. */
 }
@@ -824,6 +834,47 @@ traced_wake_slow(void)
 }
 
 /*
+ * r's thread exits with no loss left to write: keep r for the next new
+ * thread to take in-band (proto/ring.h, Handover), if every loss it
+ * counted is told in the ring and the daemon reads it over this
+ * connection.  The connection thread finishes it the other way if no
+ * thread takes it soon, so it must be watching; a ring a quarter full
+ * asks for a drain now, before the next thread needs the room.
+ * *wake: lib_wake() is due.  Locked.  Returns 1 if kept.
+ */
+static int
+ring_keep_locked(struct lring *r, int *wake)
+{
+	struct traced_ring_hdr *h = r->hdr;
+	uint64_t fill;
+	int i;
+
+	*wake = 0;
+	if (lib.state != CONN_UP || !r->sent || lib.disabled)
+		return 0;
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
+		if (__atomic_load_n(&h->dropped[i], __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&h->recorded[i], __ATOMIC_RELAXED))
+			return 0;
+	r->handover = 1;
+	r->handover_at = traced_clock_monotonic();
+	__atomic_store_n(&lib.nhandover, lib.nhandover + 1, __ATOMIC_RELAXED);
+	*wake = !lib.handover_watch;
+	__atomic_store_n(&lib.handover_watch, 1, __ATOMIC_RELAXED);
+	/* Pairs with the daemon's store-release of tail in drain.c. */
+	fill = __atomic_load_n(&h->head, __ATOMIC_RELAXED) -
+	    __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+	if (fill >= traced_ring_size(__atomic_load_n(&h->order,
+	    __ATOMIC_RELAXED)) / 4 &&
+	    __atomic_load_n(&h->wakeup, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&h->wakeup, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->notify, 1, __ATOMIC_RELEASE);
+		*wake = 1;
+	}
+	return 1;
+}
+
+/*
  * TLS destructor: the thread is exiting.  Mark the ring finished so the
  * daemon drains and closes its stream; the connection thread releases
  * the memory once the daemon was told.
@@ -833,73 +884,33 @@ ring_thread_exit(void *arg)
 {
 	struct lring *r = arg;
 	struct traced_thread *t = &traced_tls;
-	int told = 0, keep, i;
+	uint64_t at;
+	int told = 0, keep, wake;
 
 	/* Say what was lost since the last record, if there is room. */
 	if (r != NULL && t->data != NULL && t->nest == 0 &&
-	    ring_lost_pending() != 0) {
-		uint64_t tail = ring_load_tail(t), size = t->mask + 1;
-		uint64_t lap = traced_ring_lap_end(t->head, lthread.order);
-
-		if ((t->head & t->mask) != 0 &&
-		    t->head + TRACED_LOST_REC_SIZE > lap && lap <= tail + size)
-			ring_write_pad(t, lap);
-		if (t->head + TRACED_LOST_REC_SIZE <= tail + size &&
-		    (t->head & t->mask) + TRACED_LOST_REC_SIZE <= size) {
-			ring_write_lost(t, ring_lost_pending());
-			__atomic_store_n(&t->hdr->head, t->head,
-			    __ATOMIC_RELEASE);
-		}
+	    ring_lost_pending() != 0 && (at = ring_place(t->head,
+	    ring_load_tail(t), lthread.order, TRACED_LOST_REC_SIZE)) !=
+	    UINT64_MAX) {
+		if (at != t->head)
+			ring_write_pad(t, at);
+		ring_write_lost(t, ring_lost_pending());
+		__atomic_store_n(&t->hdr->head, t->head, __ATOMIC_RELEASE);
 	}
-	/* Every loss told in-band: the ring may go to the next thread. */
 	keep = r != NULL && t->data != NULL && t->nest == 0 &&
 	    ring_lost_pending() == 0;
-	for (i = 0; keep && i < TRACED_DROP_PRODUCER_NCAUSES; i++)
-		keep = __atomic_load_n(&r->hdr->dropped[i], __ATOMIC_RELAXED) ==
-		    __atomic_load_n(&r->hdr->recorded[i], __ATOMIC_RELAXED);
 	lthread.exited = 1;
 	memset(t, 0, sizeof(*t));
 	lthread.ring = NULL;
 	if (r == NULL)
 		return;
 	if (keep && pthread_mutex_trylock(&lib.lock) == 0) {
-		if (lib.state == CONN_UP && r->sent && !lib.disabled) {
-			/* proto/ring.h, Handover: nothing to tell. */
-			r->handover = 1;
-			r->handover_at = ring_mono_ns();
-			__atomic_store_n(&lib.nhandover, lib.nhandover + 1,
-			    __ATOMIC_RELAXED);
-			/* The connection thread ends it if no thread takes
-			 * it soon: it must be watching (conn.c). */
-			keep = !lib.handover_watch;
-			__atomic_store_n(&lib.handover_watch, 1,
-			    __ATOMIC_RELAXED);
-			/* A quarter full: drained before the next thread
-			 * needs the room, if the daemon is armed for it. */
-			if (ring_handover_fill(r) >= traced_ring_size(
-			    __atomic_load_n(&r->hdr->order,
-			    __ATOMIC_RELAXED)) / 4 &&
-			    __atomic_load_n(&r->hdr->wakeup,
-			    __ATOMIC_RELAXED)) {
-				__atomic_store_n(&r->hdr->wakeup, 0,
-				    __ATOMIC_RELAXED);
-				__atomic_store_n(&r->notify, 1,
-				    __ATOMIC_RELEASE);
-				keep = 1;
-			}
-			pthread_mutex_unlock(&lib.lock);
-			if (keep)
-				lib_wake();
-			return;
-		}
-		__atomic_store_n(&r->hdr->flags, TRACED_RING_FINISHED,
-		    __ATOMIC_RELEASE);
-		__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
-		told = conn_ring_finished_locked(r);
+		keep = ring_keep_locked(r, &wake);
 		pthread_mutex_unlock(&lib.lock);
-		if (!told)
+		if (wake)
 			lib_wake();
-		return;
+		if (keep)
+			return;
 	}
 	/* Pairs with the daemon's load-acquire of flags after head. */
 	__atomic_store_n(&r->hdr->flags, TRACED_RING_FINISHED,

@@ -1419,48 +1419,39 @@ sring_handover(struct sring *r, const struct traced_thread_rec *next)
 		    s->comm, (int)s->pid, next->tid, next->index, (int)r->tid);
 		return;
 	}
-	if (s->others != NULL) {
-		/* Past SESSION_THREADS_MAX: together (said once). */
-		old = s->others;
-		old->events += r->events;
-		old->bytes += r->bytes;
-		old->lost_records += r->lost_records;
-		for (i = 0; i < TRACED_DROP_NCAUSES; i++)
-			old->lost[i] += r->lost[i];
-		goto next;
+	if ((old = s->others) == NULL) {
+		if ((old = calloc(1, sizeof(*old))) == NULL) {
+			log_warn("session %u: thread %u", s->id, next->tid);
+			return;
+		}
+		old->s = s;
+		old->index = r->index;
+		old->tid = r->tid;
+		old->max_order = r->max_order;
+		old->order = r->order;
+		old->instance = r->instance;
+		old->ring_fd = old->st.fd = old->next_fd = -1;
+		old->ended = old->finished = old->books_closed = 1;
+		TAILQ_INSERT_BEFORE(r, old, entry);
+		s->nrings++;
+		if (session_ring_index(s, old) == -1)
+			log_warn("session %u: ring %u", s->id, old->index);
+		if (s->nrings >= SESSION_THREADS_MAX) {
+			/* From the next one on, together (said once). */
+			old->tid = 0;
+			s->others = old;
+			limits_logx(s->uid, "session %u: %s[%d]: more than %u "
+			    "threads: the counts of the next ones that take a "
+			    "ring in-band are kept together, as thread 0 (the "
+			    "trace still names each thread)", s->id, s->comm,
+			    (int)s->pid, SESSION_THREADS_MAX);
+		}
 	}
-	if ((old = calloc(1, sizeof(*old))) == NULL) {
-		log_warn("session %u: thread %u", s->id, next->tid);
-		return;
-	}
-	old->s = s;
-	old->index = r->index;
-	old->tid = r->tid;
-	old->max_order = r->max_order;
-	old->order = r->order;
-	old->instance = r->instance;
-	old->ring_fd = -1;
-	old->st.fd = -1;
-	old->next_fd = -1;
-	old->events = r->events;
-	old->bytes = r->bytes;
-	old->lost_records = r->lost_records;
-	memcpy(old->lost, r->lost, sizeof(old->lost));
-	old->ended = old->finished = old->books_closed = 1;
-	TAILQ_INSERT_BEFORE(r, old, entry);
-	s->nrings++;
-	if (s->nrings >= SESSION_THREADS_MAX) {
-		old->tid = 0;
-		s->others = old;
-		limits_logx(s->uid, "session %u: %s[%d]: more than %u threads: "
-		    "the counts of the next ones that take a ring in-band "
-		    "are kept together, as thread 0 (the trace still names "
-		    "each thread)", s->id, s->comm, (int)s->pid,
-		    SESSION_THREADS_MAX);
-	}
-	if (session_ring_index(s, old) == -1)
-		log_warn("session %u: ring %u", s->id, old->index);
-next:
+	old->events += r->events;
+	old->bytes += r->bytes;
+	old->lost_records += r->lost_records;
+	for (i = 0; i < TRACED_DROP_NCAUSES; i++)
+		old->lost[i] += r->lost[i];
 	/* The number r went by is the ended thread's now. */
 	if (r->index < s->nby_index && s->by_index[r->index] == r)
 		s->by_index[r->index] = old;
@@ -1615,6 +1606,28 @@ fail:
 	return -1;
 }
 
+/*
+ * A NOTIFY for a ring number s does not know: one a thread took a ring
+ * by in-band (proto/ring.h, Handover) before the loop heard of it
+ * (sring_handover()).  Which ring is not known yet, so every ring of
+ * the session is read, at most once a millisecond (a flood of these
+ * would cost a walk each).  Only a session with rings can hand one
+ * over: the caller refuses others.
+ */
+static void
+session_notify_unknown(struct session *s)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct sring *r;
+
+	if (now < s->notify_all_next)
+		return;
+	s->notify_all_next = now + 1000000;
+	TAILQ_FOREACH(r, &s->rings, entry)
+		if (r->draining && !r->ended)
+			writeout_notify(r);
+}
+
 static int
 session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 {
@@ -1632,21 +1645,7 @@ session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 	case TRACED_MSG_NOTIFY:
 		r = session_ring(s, m->u.notify->index);
 		if (r == NULL && s->nrings > 0) {
-			/* The number a thread took a ring by in-band
-			 * (proto/ring.h, Handover), before the loop heard
-			 * of it (sring_handover()): which ring is not
-			 * known yet, so every ring of the session is read,
-			 * at most once a millisecond (a flood of these
-			 * costs a walk each).  Only a session with rings
-			 * can hand one over. */
-			uint64_t now = now_ns(CLOCK_MONOTONIC);
-
-			if (now >= s->notify_all_next) {
-				s->notify_all_next = now + 1000000;
-				TAILQ_FOREACH(r, &s->rings, entry)
-					if (r->draining && !r->ended)
-						writeout_notify(r);
-			}
+			session_notify_unknown(s);
 			return 0;
 		}
 		if (r == NULL) {

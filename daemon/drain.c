@@ -420,12 +420,12 @@ drain_end(struct sring *r, enum chunk_end how, const char *why,
 		munmap((void *)(uintptr_t)r->rd.map,
 		    (size_t)traced_ring_size(r->max_order));
 	r->rd.map = NULL;
+	/* No thread may take it in-band any more (proto/ring.h). */
+	__atomic_store_n(&r->hdr->reading, 0, __ATOMIC_RELAXED);
 	/*
 	 * Its thread gone and every byte read: the library may give the ring
 	 * to another thread (proto/ring.h, Reuse).  Pairs with its acquire.
 	 */
-	/* No thread may take it in-band any more (proto/ring.h). */
-	__atomic_store_n(&r->hdr->reading, 0, __ATOMIC_RELAXED);
 	if (how == END_FINISHED)
 		__atomic_store_n(&r->hdr->released, 1, __ATOMIC_RELEASE);
 	TAILQ_REMOVE(&dr.rings, r, rd.entry);

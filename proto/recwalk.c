@@ -105,6 +105,24 @@ recwalk_find(const struct recwalk_range *ranges, uint32_t n, uint32_t i,
 	return NULL;
 }
 
+/*
+ * The THREAD record at rec, 'size' bytes with 'nulls' NULL marks: what
+ * it says goes to w->next and its size to w->thread.  NULL, or why it
+ * is refused.
+ */
+static const char *
+recwalk_thread(struct recwalk *w, const uint8_t *rec, uint32_t size,
+    uint32_t nulls)
+{
+	if (nulls != 0 || size != TRACED_THREAD_REC_SIZE)
+		return "bad thread record";
+	memcpy(&w->next, rec + TRACED_REC_HDR_SIZE, sizeof(w->next));
+	if (w->next.tid == 0 || w->next.tid > INT32_MAX)
+		return "bad thread id in a thread record";
+	w->thread = size;
+	return NULL;
+}
+
 long
 recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 {
@@ -162,21 +180,6 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 			why = "timestamp in the future";
 			goto bad;
 		}
-		if (h.id == TRACED_EVENT_THREAD) {
-			/* A new thread from here: the caller's to handle. */
-			if (nulls != 0 || h.size != TRACED_THREAD_REC_SIZE) {
-				why = "bad thread record";
-				goto bad;
-			}
-			memcpy(&w->next, buf + off + TRACED_REC_HDR_SIZE,
-			    sizeof(w->next));
-			if (w->next.tid == 0 || w->next.tid > INT32_MAX) {
-				why = "bad thread id in a thread record";
-				goto bad;
-			}
-			w->thread = h.size;
-			break;
-		}
 		if (h.id == TRACED_EVENT_LOST) {
 			if (nulls != 0) {
 				why = "NULL marks on a LOST record";
@@ -198,6 +201,14 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 			else if (h.id >= TRACED_EVENT_ID_BASE)
 				r = recwalk_find(w->ranges, w->nranges, i,
 				    &w->hint);
+			if (r == NULL && h.id == TRACED_EVENT_THREAD) {
+				/* A new thread from here (rare: off the
+				 * events' path): the caller's to handle. */
+				if ((why = recwalk_thread(w, buf + off, h.size,
+				    nulls)) != NULL)
+					goto bad;
+				break;
+			}
 			if (r == NULL) {
 				why = "unknown event id";
 				goto bad;
