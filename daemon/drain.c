@@ -94,6 +94,13 @@
  * thread, which reads every client's rings, or the loop busy.
  */
 #define DRAIN_HANDOVERS_MAX	32
+/*
+ * The first read of a packet of a ring that short threads pass on: a
+ * read stops at the next THREAD record, so reading all that is there
+ * each time (up to CHUNK_CONTENT_MAX) would read a ring of n short
+ * threads n times over.  A packet's reads double from this size.
+ */
+#define DRAIN_READ_FIRST	4096u
 /* A ring should hold at least this much of its thread's events. */
 #define DRAIN_RING_NS		(100 * UINT64_C(1000000))
 
@@ -222,14 +229,14 @@ drain_packet(struct sring *r, uint64_t head)
 	struct sring_rd *rd = &r->rd;
 	uint64_t mask = traced_ring_size(rd->order) - 1, lap, end, n;
 	const struct evtab *et = drain_evtab(r), *et2;
-	size_t room = head - rd->tail, used = 0;
+	size_t room = head - rd->tail, used = 0, step;
 	const char *why, *bad;
 	struct recwalk w;
 	struct ctf_packet pk;
 	struct chunk *c;
 	uint32_t i, tail_pad = 0;
 	uint8_t *buf;
-	int have_ts = 0, retried = 0, rc = 1;
+	int have_ts = 0, retried = 0, rc = 1, cut;
 	long len;
 	ssize_t got;
 
@@ -241,11 +248,17 @@ drain_packet(struct sring *r, uint64_t head)
 	buf = c->pkt + CTF_PACKET_HDR_SIZE;
 	memset(&w, 0, sizeof(w));
 	drain_walker(&w, r, et);
+	step = rd->handed ? DRAIN_READ_FIRST : room;
 	while (rd->tail < head && used < room) {
 		lap = traced_ring_lap_end(rd->tail, rd->order);
 		end = head < lap ? head : lap;
 		if (end - rd->tail > room - used)
 			end = rd->tail + (room - used);
+		cut = end - rd->tail > step;
+		if (cut)
+			end = rd->tail + step;
+		if (step < room)
+			step *= 2;
 		n = end - rd->tail;
 		if (rd->map != NULL) {
 			memcpy(buf + used, rd->map + (rd->tail & mask),
@@ -307,8 +320,8 @@ drain_packet(struct sring *r, uint64_t head)
 			rd->tail += w.pad;
 			continue;
 		}
-		if ((uint64_t)len == n)
-			continue;
+		if ((uint64_t)len == n || cut)
+			continue;	/* (a cut record: again, whole) */
 		/* A record that does not end inside what was read. */
 		if (end == head) {
 			why = "record runs past the committed head";
@@ -320,6 +333,9 @@ drain_packet(struct sring *r, uint64_t head)
 		}
 		break;			/* the packet is full */
 	}
+	/* A packet filled without a THREAD record: a thread that stays. */
+	if (rc == 1 && used == room)
+		rd->handed = 0;
 	/* Pairs with the producer's load-acquire of tail. */
 	__atomic_store_n(&r->hdr->tail, rd->tail, __ATOMIC_RELEASE);
 	if (used == 0) {
@@ -452,6 +468,7 @@ drain_thread(struct sring *r)
 	c->order = rd->order;
 	__atomic_add_fetch(&r->handovers_out, 1, __ATOMIC_RELAXED);
 	rd->tid = (pid_t)rd->handover.tid;
+	rd->handed = 1;
 	rd->tail += TRACED_THREAD_REC_SIZE;
 	/* Pairs with the producer's load-acquire of tail. */
 	__atomic_store_n(&r->hdr->tail, rd->tail, __ATOMIC_RELEASE);

@@ -150,6 +150,8 @@ struct sring_rd {
 					   stopped at (drain_packet() 4) */
 	pid_t		 tid;		/* the thread writing it now: its
 					   packets name it */
+	int		 handed;	/* passed on since its last full
+					   packet: read it in small steps */
 	int		 young;		/* visits left at a short period */
 };
 

@@ -6,7 +6,7 @@
  * what comes out of the other end.
  *
  *   emit [-t THREADS] [-w WAVES] [-n COUNT] [-i INTERVAL_US] [-r RATE]
- *        [-s STOPFILE] [-T SECONDS] [-W GOFILE]
+ *        [-s STOPFILE] [-T SECONDS] [-W GOFILE] [-L LENGTH]
  *
  * Each thread w (0-based) emits, for seq = 0, 1, ...:
  *   test_mixed(seq, w, (void *)(0x1000 * (w + 1) + seq), seq % 2,
@@ -23,13 +23,15 @@
  * times, each wave once the last one has exited: thread churn, so that
  * rings are created and finished while others are being drained; with
  * -W, each wave after the first waits until GOFILE exists (after
- * "wave N ended" on standard error).  It
+ * "wave N ended" on standard error).  With -L, test_mixed's string is
+ * LENGTH bytes long (up to 4095): "w<w>-s<seq>-" and then 'x's.  It
  * prints "emitted N" (events per kind, summed over threads) on stdout
  * and exits 0.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@ static unsigned long interval_us;
 static unsigned long rate;		/* seq values per second, or 0 */
 static const char *stopfile;
 static double max_seconds;
+static size_t str_len;			/* -L: test_mixed's string, or 0 */
 static double t0;
 
 static double
@@ -68,7 +71,7 @@ worker(void *arg)
 {
 	int w = (int)(long)arg;
 	unsigned long seq;
-	char str[64];
+	char str[4096];
 
 	struct timespec next;
 
@@ -85,7 +88,14 @@ worker(void *arg)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
 			    NULL);
 		}
-		snprintf(str, sizeof(str), "w%d-s%lu", w, seq);
+		if (str_len > 0) {
+			int k = snprintf(str, sizeof(str), "w%d-s%lu-", w, seq);
+
+			if ((size_t)k < str_len)
+				memset(str + k, 'x', str_len - (size_t)k);
+			str[str_len] = '\0';
+		} else
+			snprintf(str, sizeof(str), "w%d-s%lu", w, seq);
 		trace_test_mixed(seq, w, (void *)(0x1000 * (w + 1) + seq),
 		    seq % 2, str);
 		trace_test_ints((int8_t)-(long)(seq % 128), -1000, -100000,
@@ -110,7 +120,7 @@ main(int argc, char *argv[])
 
 	const char *gofile = NULL;
 
-	while ((ch = getopt(argc, argv, "t:w:n:i:r:s:T:W:")) != -1) {
+	while ((ch = getopt(argc, argv, "t:w:n:i:r:s:T:W:L:")) != -1) {
 		switch (ch) {
 		case 't': nthreads = atoi(optarg); break;
 		case 'w': waves = atoi(optarg); break;
@@ -120,14 +130,15 @@ main(int argc, char *argv[])
 		case 's': stopfile = optarg; break;
 		case 'T': max_seconds = atof(optarg); break;
 		case 'W': gofile = optarg; break;
+		case 'L': str_len = strtoul(optarg, NULL, 10); break;
 		default:
 			fprintf(stderr, "usage: emit [-t THREADS] [-w WAVES] [-n COUNT] "
 			    "[-i US] [-r RATE] [-s STOPFILE] [-T SECONDS] "
-			    "[-W GOFILE]\n");
+			    "[-W GOFILE] [-L LENGTH]\n");
 			return 2;
 		}
 	}
-	if (nthreads < 0 || nthreads > 4096 || waves < 1)
+	if (nthreads < 0 || nthreads > 4096 || waves < 1 || str_len > 4095)
 		return 2;
 	t0 = now();
 	/* -t 0: the main thread emits, and exits without a thread's end. */

@@ -69,3 +69,28 @@ wait $p || fail "emit 2 failed"
 [ "$(cat "$T/emit2.out")" = "emitted $((2 * N))" ] ||
 	fail "emit 2: $(cat "$T/emit2.out")"
 ok "a ring no thread took is finished while its program runs"
+
+# Records longer than the daemon's first read of a passed-on ring
+# (4 KiB; drain.c, DRAIN_READ_FIRST): test_mixed with a 4095-byte
+# string, a record of over 4 KiB, so that records also straddle the
+# ends of reads.  Each comes out whole, every thread's events in order.
+W3=40
+N3=10
+"$HELPERS/emit" -t 1 -w $W3 -n $N3 -L 4095 > "$T/emit3.out" &
+p=$!
+wait $p || fail "emit 3 failed"
+[ "$(cat "$T/emit3.out")" = "emitted $((W3 * N3))" ] ||
+	fail "emit 3: $(cat "$T/emit3.out")"
+d3=$(ls -d "$TRACES"/emit-$p-* 2>/dev/null | head -n 1)
+[ -n "$d3" ] || fail "no session directory for emit 3 (pid $p)"
+ctl trace-file flush >/dev/null
+wait_for 10 sh -c "babeltrace2 '$d3' 2>/dev/null | grep -c 'helpers:test_tick:' |
+	grep -qx $((W3 * N3))" || fail "emit 3's ticks did not all reach the trace"
+bt "$d3" > "$T/out3.txt" 2> "$T/warn3.txt" || fail "babeltrace2 (emit 3)"
+check_emit_threads "$T/out3.txt" $N3 $W3
+sed -n 's/.*helpers:test_mixed: .*seq = \([0-9]*\),.*str = "\([^"]*\)".*/\1 \2/p' \
+	"$T/out3.txt" | awk '{ s = $2; sub(/x*$/, "", s)
+		if (length($2) != 4095 || s !~ ("^w0-s" $1 "-$")) { print; exit 1 }
+		n++ } END { if (n != '$((W3 * N3))') { print n " strings"; exit 1 } }' \
+	> "$T/badstr" || fail "a long string came out wrong: $(head -c 200 "$T/badstr")"
+ok "$W3 threads of 4 KiB records in passed-on rings: every record whole, in order"
