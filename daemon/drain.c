@@ -657,6 +657,9 @@ drain_visit(struct sring *r, uint64_t now)
 	    (rd->rate > 0 && now >= rd->next));
 	if (want) {
 		rd->urgent = 0;
+		/* The small packets of short threads: to the writer in
+		 * one batch, one write, after the visit. */
+		wo_hold(r, rd->handed);
 		while (rd->tail < head && (rc = drain_packet(r, head)) >
 		    0 && rc != 3)
 			if (rc == 4 && (__atomic_load_n(&r->handovers_out,
@@ -667,6 +670,7 @@ drain_visit(struct sring *r, uint64_t now)
 				rd->urgent = 1;
 				break;
 			}
+		wo_hold(r, 0);
 		if (rc == -1)
 			return;		/* ended */
 		if (rc == 0)

@@ -550,7 +550,8 @@ stream_close_books(struct sring *r, struct chunk *c, struct writer *w)
 }
 
 /*
- * Write a ring's queued chunks, in order: data packets batched, a SYNC
+ * Write a ring's queued chunks, in order: data packets batched (across
+ * THREAD markers, which are the loop's alone), a SYNC
  * as an fdatasync() after what came before it, the END by closing the
  * books (and the file, unless its thread finished: client.c).  Results
  * go into each chunk for the loop thread.  Adds the time spent in
@@ -565,6 +566,10 @@ stream_write(struct sring *r, struct chunk_list *list, struct writer *w)
 	int n = 0;
 
 	STAILQ_FOREACH(c, list, entry) {
+		/* A new thread in the ring: nothing for the file (its
+		 * packets name it), so its packets join the batch. */
+		if (c->kind == CHUNK_THREAD)
+			continue;	/* the loop's (sring_handover()) */
 		if (c->kind == CHUNK_DATA && n < STREAM_IOV_MAX &&
 		    bytes < STREAM_BATCH_MAX) {
 			batch[n++] = c;
@@ -584,8 +589,8 @@ stream_write(struct sring *r, struct chunk_list *list, struct writer *w)
 			if (r->st.fd != -1 && fdatasync(r->st.fd) == -1)
 				c->write_errno = errno;
 			break;
-		case CHUNK_THREAD:
-			break;		/* the loop's (sring_handover()) */
+		case CHUNK_THREAD:	/* (skipped above) */
+			break;
 		case CHUNK_END:
 			if (c->how != END_INVALID)
 				stream_close_books(r, c, w);

@@ -196,6 +196,8 @@ struct sring {
 	STAILQ_HEAD(, chunk) chunks;	/* read, validated, to be written */
 	int		 wqueued;	/* on the writers' list */
 	int		 wbusy;		/* a writer has its chunks */
+	int		 whold;		/* the drain thread holds them back
+					   (wo_hold()): its thread only */
 	int		 next_fd;	/* a new stream file (trace-file set):
 					   the writer switches to it before
 					   the next chunk; -1: none */

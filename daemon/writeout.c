@@ -385,7 +385,34 @@ wo_chunk_queue(struct chunk *c)
 
 	pthread_mutex_lock(&wo->lock);
 	STAILQ_INSERT_TAIL(&r->chunks, c, entry);
-	if (!r->wqueued && !r->wbusy) {
+	if (!r->wqueued && !r->wbusy && !r->whold) {
+		r->wqueued = 1;
+		TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
+		pthread_cond_signal(&wo->write_cond);
+	}
+	pthread_mutex_unlock(&wo->lock);
+}
+
+/*
+ * Hold r's chunks back from the writers while 'on' (they are queued,
+ * in order, but no writer is told), so that what one visit of the
+ * drain thread reads goes out in one batch; with 'on' 0, hand what
+ * was held to them.  Drain thread, the only one that queues chunks.
+ */
+void
+wo_hold(struct sring *r, int on)
+{
+	struct writeout *wo = wo_global;
+
+	if (on) {
+		r->whold = 1;
+		return;
+	}
+	if (!r->whold)
+		return;
+	pthread_mutex_lock(&wo->lock);
+	r->whold = 0;
+	if (!STAILQ_EMPTY(&r->chunks) && !r->wqueued && !r->wbusy) {
 		r->wqueued = 1;
 		TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
 		pthread_cond_signal(&wo->write_cond);

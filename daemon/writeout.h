@@ -214,6 +214,7 @@ struct chunk *wo_marker_new(struct sring *r, enum chunk_kind kind);
 void	wo_chunk_commit(struct chunk *c, size_t len);
 void	wo_chunk_cancel(struct chunk *c);
 void	wo_chunk_queue(struct chunk *c);
+void	wo_hold(struct sring *r, int on);
 
 /* drain.c */
 void	*drain_main(void *arg);
