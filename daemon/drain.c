@@ -26,7 +26,7 @@
  * what recwalk() checks and what the writer writes: the client can no
  * longer change it.  A young ring is copied with pread() on its memfd,
  * which maps nothing; once it has lapped twice (a busy ring, likely to
- * stay), through a read-only mapping of its data area: memcpy costs a
+ * stay) or was passed on to a new thread, through a read-only mapping of its data area: memcpy costs a
  * quarter of pread here, and the dear first touch of each page of the
  * mapping (a virtual machine's) is then paid once for many laps.
  *
@@ -625,8 +625,10 @@ drain_visit(struct sring *r, uint64_t now)
 		    __ATOMIC_RELAXED);
 		rd->grow = grow;
 	}
-	/* A ring that lapped twice is here to stay: map it (DESIGN). */
-	if (rd->map == NULL && !rd->map_failed && rd->tail >= 2 * size) {
+	/* A ring that lapped twice, or that threads pass on, is here to
+	 * stay: map it (DESIGN). */
+	if (rd->map == NULL && !rd->map_failed &&
+	    (rd->tail >= 2 * size || rd->handed)) {
 		void *m = mmap(NULL, (size_t)traced_ring_size(r->max_order),
 		    PROT_READ, MAP_SHARED, r->ring_fd, TRACED_RING_HDR_SIZE);
 

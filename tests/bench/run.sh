@@ -266,37 +266,37 @@ fi
 
 # ---- many short threads --------------------------------------------------------
 
-# threads_run traced|untraced: "seconds peak_kb" of 2,000 threads of 11
-# events each, the median of THR_ROUNDS runs (peak: the largest).
-THR_ROUNDS=${BENCH_THREAD_ROUNDS:-5}
-threads_run() {
-	: > "$T/thr"
-	k=0
-	while [ $k -lt "$THR_ROUNDS" ]; do
-		k=$((k + 1))
-		if [ "$1" = untraced ]; then
-			TRACED=0 "$B/bench-traced" threads 2000 11 >> "$T/thr"
-		else
-			"$B/bench-traced" threads 2000 11 >> "$T/thr"
-		fi
-	done
-	sort -n -k 4 "$T/thr" | awk -v n="$THR_ROUNDS" '
+# threads_median FILE: "seconds peak_kb" of the runs in FILE (lines
+# of bench threads), the median time and the largest peak.
+threads_median() {
+	sort -n -k 4 "$1" | awk '
 		{ t[NR] = $4; if ($6 > p) p = $6 }
-		END { printf "%s %d\n", t[int((n + 1) / 2)], p }'
+		END { printf "%s %d\n", t[int((NR + 1) / 2)], p }'
 }
 
+# 2,000 threads of 11 events each, THR_ROUNDS runs each way, untraced
+# and traced taking turns (the host's mood changes over seconds here).
+THR_ROUNDS=${BENCH_THREAD_ROUNDS:-11}
 say "  2,000 threads of 11 events"
-thr_u=$(threads_run untraced)
 td_start
 "$BIN/tracectl" trace-event bench_ev on >/dev/null
-thr_t=$(threads_run traced)
+: > "$T/thr.u"
+: > "$T/thr.t"
+k=0
+while [ $k -lt "$THR_ROUNDS" ]; do
+	k=$((k + 1))
+	TRACED=0 "$B/bench-traced" threads 2000 11 >> "$T/thr.u"
+	"$B/bench-traced" threads 2000 11 >> "$T/thr.t"
+done
+thr_u=$(threads_median "$T/thr.u")
+thr_t=$(threads_median "$T/thr.t")
 "$BIN/tracectl" trace-file flush >/dev/null
 td_hwm=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$TD_PID/status")
 td_stop
 set -- $thr_u $thr_t
 {
 	echo
-	echo "2,000 threads of 11 events each (median of $THR_ROUNDS runs; peak: the program's largest VmHWM):"
+	echo "2,000 threads of 11 events each (median of $THR_ROUNDS runs each way, taking turns; peak: the program's largest VmHWM):"
 	printf '  untraced (TRACED=0)  %8.3f s  peak %7d KiB\n' "$1" "$2"
 	printf '  traced               %8.3f s  peak %7d KiB  (daemon peak %d KiB)\n' "$3" "$4" "$td_hwm"
 	awk -v u="$1" -v t="$3" 'BEGIN { printf "  ratio traced/untraced time %.2f\n", t / u }'
