@@ -26,9 +26,10 @@
  * what recwalk() checks and what the writer writes: the client can no
  * longer change it.  A young ring is copied with pread() on its memfd,
  * which maps nothing; once it has lapped twice (a busy ring, likely to
- * stay) or was passed on to a new thread, through a read-only mapping of its data area: memcpy costs a
- * quarter of pread here, and the dear first touch of each page of the
- * mapping (a virtual machine's) is then paid once for many laps.
+ * stay) or was passed on to a new thread (the pool of short threads),
+ * through a read-only mapping of its data area: memcpy costs a quarter
+ * of pread here, and the dear first touch of each page of the mapping
+ * (a virtual machine's) is then paid once for many laps or threads.
  *
  * A ring that holds less than DRAIN_RING_NS of its thread's events
  * gets the grow hint in its header: its producer grows it at a lap end
@@ -101,6 +102,8 @@
  * threads n times over.  A packet's reads double from this size.
  */
 #define DRAIN_READ_FIRST	4096u
+/* A packet of this much from one thread: whole reads again. */
+#define DRAIN_READ_STAYS	(64u << 10)
 /* A ring should hold at least this much of its thread's events. */
 #define DRAIN_RING_NS		(100 * UINT64_C(1000000))
 
@@ -333,8 +336,8 @@ drain_packet(struct sring *r, uint64_t head)
 		}
 		break;			/* the packet is full */
 	}
-	/* A packet filled without a THREAD record: a thread that stays. */
-	if (rc == 1 && used == room)
+	/* A big packet without a THREAD record: a thread that stays. */
+	if (rc == 1 && used >= DRAIN_READ_STAYS)
 		rd->handed = 0;
 	/* Pairs with the producer's load-acquire of tail. */
 	__atomic_store_n(&r->hdr->tail, rd->tail, __ATOMIC_RELEASE);

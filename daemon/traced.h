@@ -150,7 +150,7 @@ struct sring_rd {
 					   stopped at (drain_packet() 4) */
 	pid_t		 tid;		/* the thread writing it now: its
 					   packets name it */
-	int		 handed;	/* passed on since its last full
+	int		 handed;	/* passed on since its last big
 					   packet: read it in small steps */
 	int		 young;		/* visits left at a short period */
 };
