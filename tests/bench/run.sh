@@ -173,6 +173,16 @@ lt_run() {
 	echo "$out $ev $lost $((c1 - c0))"
 }
 
+# lost_col EMITTED KEPT LOST: LOST for the table; LTTng's count when
+# it is unknown (null) is '?', with what is missing from the trace.
+lost_col() {
+	if [ "$3" = null ]; then
+		echo "? ($(($1 - $2)) missing)"
+	else
+		echo "$3"
+	fi
+}
+
 # ---- the table -------------------------------------------------------------
 
 mkdir -p "$B"
@@ -355,7 +365,7 @@ fixed_rate() {	# RATE: one row per tracer, defaults (traced) / 1 MiB per CPU (LT
 		# tracer emitted N behind B intrace lost cpu
 		cpu_ns=$(awk -v c="$8" -v n="$6" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }')
 		printf '  %-7s %10s emitted %10s in trace %10s lost %6s late batches; daemon CPU %s ns/event\n' \
-		    "$1" "$3" "$6" "$7" "$5" "$cpu_ns" >> "$RES"
+		    "$1" "$3" "$6" "$(lost_col "$3" "$6" "$7")" "$5" "$cpu_ns" >> "$RES"
 		echo "$1 $cpu_ns" >> "$T/fixed.$rate_id"
 	done
 	awk '{ v[$1] = $2 } END { if (v["lttng"] > 0)
@@ -401,7 +411,7 @@ busy_stop
 		set -- $t
 		# tracer emitted N behind B intrace lost cpu
 		printf '  %-7s %10s emitted %10s in trace %10s lost\n' \
-		    "$1" "$3" "$6" "$7"
+		    "$1" "$3" "$6" "$(lost_col "$3" "$6" "$7")"
 	done
 } >> "$RES"
 printf ',\n{"case":"busy machine, 1M events/s","traced_emitted":%s,"traced_lost":%s,"lttng_emitted":%s,"lttng_lost":%s}' \
