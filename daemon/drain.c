@@ -102,6 +102,9 @@
  * threads n times over.  A packet's reads double from this size.
  */
 #define DRAIN_READ_FIRST	4096u
+/* Copied and walked at a time from a mapped ring: the walk reads the
+ * copy while it is still in the CPU's cache. */
+#define DRAIN_PIECE		(64u << 10)
 /* A packet of this much from one thread: whole reads again. */
 #define DRAIN_READ_STAYS	(64u << 10)
 /* A ring should hold at least this much of its thread's events. */
@@ -253,6 +256,8 @@ drain_packet(struct sring *r, uint64_t head)
 	drain_walker(&w, r, et);
 	step = rd->handed ? DRAIN_READ_FIRST : room;
 	while (rd->tail < head && used < room) {
+		if (rd->map != NULL && step > DRAIN_PIECE)
+			step = DRAIN_PIECE;
 		lap = traced_ring_lap_end(rd->tail, rd->order);
 		end = head < lap ? head : lap;
 		if (end - rd->tail > room - used)
