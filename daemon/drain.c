@@ -22,9 +22,10 @@
  * in traced_commit()), then the ring's order, checks both against what
  * it knew (head never goes back nor more than the ring ahead; the order
  * only grows, up to the most the memfd holds), and copies the new bytes
- * out, a lap at a time, into a packet in a staging arena.  That copy is
- * what recwalk() checks and what the writer writes: the client can no
- * longer change it.  A young ring is copied with pread() on its memfd,
+ * out, a lap at a time (from a mapped ring, at most DRAIN_PIECE: the
+ * walk then reads a copy still in the cache), into a packet in a
+ * staging arena.  That copy is what recwalk() checks and what the
+ * writer writes: the client can no longer change it.  A young ring is copied with pread() on its memfd,
  * which maps nothing; once it has lapped twice (a busy ring, likely to
  * stay) or was passed on to a new thread (the pool of short threads),
  * through a read-only mapping of its data area: memcpy costs a quarter
