@@ -6,7 +6,7 @@
  * what comes out of the other end.
  *
  *   emit [-t THREADS] [-w WAVES] [-n COUNT] [-i INTERVAL_US] [-r RATE]
- *        [-s STOPFILE] [-T SECONDS] [-W GOFILE] [-L LENGTH]
+ *        [-s STOPFILE] [-T SECONDS] [-W GOFILE] [-L LENGTH] [-H HOLDFILE]
  *
  * Each thread w (0-based) emits, for seq = 0, 1, ...:
  *   test_mixed(seq, w, (void *)(0x1000 * (w + 1) + seq), seq % 2,
@@ -24,7 +24,9 @@
  * rings are created and finished while others are being drained; with
  * -W, each wave after the first waits until GOFILE exists (after
  * "wave N ended" on standard error).  With -L, test_mixed's string is
- * LENGTH bytes long (up to 4095): "w<w>-s<seq>-" and then 'x's.  It
+ * LENGTH bytes long (up to 4095): "w<w>-s<seq>-" and then 'x's.  With
+ * -H, after the last wave it says "waves done" on standard error and
+ * waits until HOLDFILE exists before it exits.  It
  * prints "emitted N" (events per kind, summed over threads) on stdout
  * and exits 0.
  */
@@ -118,9 +120,9 @@ main(int argc, char *argv[])
 	unsigned long total = 0;
 	void *ret;
 
-	const char *gofile = NULL;
+	const char *gofile = NULL, *holdfile = NULL;
 
-	while ((ch = getopt(argc, argv, "t:w:n:i:r:s:T:W:L:")) != -1) {
+	while ((ch = getopt(argc, argv, "t:w:n:i:r:s:T:W:L:H:")) != -1) {
 		switch (ch) {
 		case 't': nthreads = atoi(optarg); break;
 		case 'w': waves = atoi(optarg); break;
@@ -131,10 +133,11 @@ main(int argc, char *argv[])
 		case 'T': max_seconds = atof(optarg); break;
 		case 'W': gofile = optarg; break;
 		case 'L': str_len = strtoul(optarg, NULL, 10); break;
+		case 'H': holdfile = optarg; break;
 		default:
 			fprintf(stderr, "usage: emit [-t THREADS] [-w WAVES] [-n COUNT] "
 			    "[-i US] [-r RATE] [-s STOPFILE] [-T SECONDS] "
-			    "[-W GOFILE] [-L LENGTH]\n");
+			    "[-W GOFILE] [-L LENGTH] [-H HOLDFILE]\n");
 			return 2;
 		}
 	}
@@ -167,6 +170,11 @@ main(int argc, char *argv[])
 		}
 	}
 	free(t);
+	if (holdfile != NULL) {
+		fprintf(stderr, "waves done\n");
+		for (i = 0; i < 6000 && access(holdfile, F_OK) != 0; i++)
+			usleep(10000);
+	}
 	printf("emitted %lu\n", total);
 	return 0;
 }

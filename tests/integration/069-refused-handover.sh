@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A ring the daemon refused is never passed on in-band (proto/ring.h,
+# Handover: only a ring whose header says the daemon reads it).  With
+# rings-per-uid = 1 and two threads at a time, the second thread of
+# the first wave gets no ring from the daemon; when both have exited,
+# each thread of the next waves either takes the ring the daemon reads
+# or asks for a new one and is refused, counted.  Every thread is
+# either in the trace, whole, or among the refused: none vanishes into
+# a ring nobody reads.
+. "$(dirname "$0")/lib.sh"
+
+bg_track_init
+printf 'rings-per-uid = 1\n' > "$T/traced.conf"
+start_daemon --config "$T/traced.conf"
+WAVES=8
+N=10			# seq values per thread, 3 ms apart: the two overlap
+
+"$HELPERS/emit" -t 2 -w $WAVES -n $N -i 3000 -H "$T/hold" \
+	> "$T/emit.out" 2> "$T/emit.err" &
+p=$!
+bg_track $p
+wait_for 30 grep -q "waves done" "$T/emit.err" || fail "emit did not finish its waves"
+ctl trace-file flush >/dev/null
+ctl --json info trace > "$T/info.json"
+refused=$(grep '"type":"session","session":[0-9]*,"pid":'$p',' "$T/info.json" |
+	sed -n 's/.*"refused_rings":\([0-9]*\).*/\1/p')
+[ -n "$refused" ] || fail "no session of emit (pid $p) in info trace"
+touch "$T/hold"
+wait $p || fail "emit failed"
+[ "$(cat "$T/emit.out")" = "emitted $((2 * WAVES * N))" ] ||
+	fail "emit: $(cat "$T/emit.out")"
+
+d=$(ls -d "$TRACES"/emit-$p-* 2>/dev/null | head -n 1)
+[ -n "$d" ] || fail "no session directory for emit (pid $p)"
+wait_for 10 sh -c "'$BIN/tracectl' --json info trace |
+	grep -q '\"type\":\"ended_session\",\"session\":[0-9]*,\"pid\":$p,'" ||
+	fail "the session did not end"
+bt "$d" > "$T/out.txt" 2> "$T/warn.txt" || fail "babeltrace2"
+traced=$(sed -n 's/.*helpers:test_tick: { tid = \([0-9]*\) }.*/\1/p' "$T/out.txt" |
+	sort -u | wc -l)
+check_emit_threads "$T/out.txt" $N "$traced"
+[ "$refused" -ge 1 ] ||
+	fail "two threads at once with rings-per-uid = 1, and no ring refused"
+[ $((traced + refused)) -eq $((2 * WAVES)) ] ||
+	fail "$((2 * WAVES)) threads: $traced in the trace and $refused refused; $((2 * WAVES - traced - refused)) vanished"
+ok "$((2 * WAVES)) threads with one ring allowed: $traced traced whole, $refused refused and counted, none lost unsaid"
