@@ -1492,10 +1492,13 @@ session_add_ring(struct session *s, const struct traced_msg_ring *m, int fd)
 	}
 	/*
 	 * A ring we parked, given to a new thread: its header is mapped
-	 * already.  Otherwise only the header page is mapped: the data is
-	 * read with pread() (drain.c), so none of a ring's pages is ever
-	 * mapped here, and a hole the client punches reads as zeros
-	 * rather than faulting.
+	 * already.  Otherwise only the header page is mapped here.  The
+	 * drain thread reads the data with pread(), or, once the ring
+	 * lapped twice or was passed on, through a read-only mapping of
+	 * the whole memfd (drain.c): sealed against shrinking and as long
+	 * as the ring's largest size, so no read of it faults; a hole the
+	 * client punches reads as zeros (through the mapping, it makes a
+	 * page again: never more than the memfd's size in all).
 	 */
 	p = session_parked_memfd(s, &fst, m->max_order);
 	if (p != NULL)

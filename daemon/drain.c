@@ -25,12 +25,13 @@
  * out, a lap at a time (from a mapped ring, at most DRAIN_PIECE: the
  * walk then reads a copy still in the cache), into a packet in a
  * staging arena.  That copy is what recwalk() checks and what the
- * writer writes: the client can no longer change it.  A young ring is copied with pread() on its memfd,
- * which maps nothing; once it has lapped twice (a busy ring, likely to
- * stay) or was passed on to a new thread (the pool of short threads),
- * through a read-only mapping of its data area: memcpy costs a quarter
- * of pread here, and the dear first touch of each page of the mapping
- * (a virtual machine's) is then paid once for many laps or threads.
+ * writer writes: the client can no longer change it.  A young ring is
+ * copied with pread() on its memfd, which maps nothing; once it has
+ * lapped twice (a busy ring, likely to stay) or was passed on to a new
+ * thread (the pool of short threads), through a read-only mapping of
+ * its data area: memcpy costs a quarter of pread here, and the dear
+ * first touch of each page of the mapping (a virtual machine's) is
+ * then paid once for many laps or threads.
  *
  * A ring that holds less than DRAIN_RING_NS of its thread's events
  * gets the grow hint in its header: its producer grows it at a lap end
@@ -98,16 +99,25 @@
 #define DRAIN_HANDOVERS_MAX	32
 /*
  * The first read of a packet of a ring that short threads pass on: a
- * read stops at the next THREAD record, so reading all that is there
- * each time (up to CHUNK_CONTENT_MAX) would read a ring of n short
- * threads n times over.  A packet's reads double from this size.
+ * packet stops at the next THREAD record, so reading all that is there
+ * each time (up to CHUNK_CONTENT_MAX) would read what n short threads
+ * left about n/2 times over.  A packet's reads double from this size.
  */
 #define DRAIN_READ_FIRST	4096u
-/* Copied and walked at a time from a mapped ring: the walk reads the
- * copy while it is still in the CPU's cache. */
+/*
+ * Copied and walked at a time from a mapped ring: the walk then reads
+ * the copy while it is still in the CPU's cache.  A record cut by a
+ * read is read again whole with the next one, which must hold it.
+ */
 #define DRAIN_PIECE		(64u << 10)
-/* A packet of this much from one thread: whole reads again. */
+_Static_assert(DRAIN_PIECE >= TRACED_REC_MAX,
+    "a read of a mapped ring must hold any record");
+/* A packet of this much (or half the ring) from one thread: whole
+ * reads again, and its chunks go to the writers as they come. */
 #define DRAIN_READ_STAYS	(64u << 10)
+/* Chunks held for one batch (wo_hold()) at most: each is less than
+ * DRAIN_READ_STAYS, or the ring is no longer held. */
+#define DRAIN_HOLD_MAX		32
 /* A ring should hold at least this much of its thread's events. */
 #define DRAIN_RING_NS		(100 * UINT64_C(1000000))
 
@@ -223,8 +233,10 @@ drain_walker(struct recwalk *w, const struct sring *r,
 
 /*
  * Fill one packet from [rd.tail, head): as many records as fit in
- * CHUNK_CONTENT_MAX bytes, a lap at a time.  Returns 1 with the packet
- * queued, 2 if there was nothing to put in one (only padding), 3 if it
+ * CHUNK_CONTENT_MAX bytes, a lap at a time, or in reads that double
+ * from DRAIN_READ_FIRST (a passed-on ring), at most DRAIN_PIECE (a
+ * mapped one); a record a read cuts is read again whole.  Returns 1
+ * with the packet queued, 2 if there was nothing to put in one (only padding), 3 if it
  * stopped at a record that waits for its metadata (what came before it
  * queued), 4 if it stopped at a THREAD record (the same; rd.tail is
  * the record, rd.handover what it says), 0 if staging is full (nothing
@@ -343,7 +355,8 @@ drain_packet(struct sring *r, uint64_t head)
 		break;			/* the packet is full */
 	}
 	/* A big packet without a THREAD record: a thread that stays. */
-	if (rc == 1 && used >= DRAIN_READ_STAYS)
+	if (rc == 1 && (used >= DRAIN_READ_STAYS ||
+	    used >= traced_ring_size(rd->order) / 2))
 		rd->handed = 0;
 	/* Pairs with the producer's load-acquire of tail. */
 	__atomic_store_n(&r->hdr->tail, rd->tail, __ATOMIC_RELEASE);
@@ -478,6 +491,7 @@ drain_thread(struct sring *r)
 	__atomic_add_fetch(&r->handovers_out, 1, __ATOMIC_RELAXED);
 	rd->tid = (pid_t)rd->handover.tid;
 	rd->handed = 1;
+	wo_hold(r, 1);		/* until the visit ends (drain_visit()) */
 	rd->tail += TRACED_THREAD_REC_SIZE;
 	/* Pairs with the producer's load-acquire of tail. */
 	__atomic_store_n(&r->hdr->tail, rd->tail, __ATOMIC_RELEASE);
@@ -575,7 +589,7 @@ drain_visit(struct sring *r, uint64_t now)
 	uint64_t head, size, fill, full, dt;
 	uint32_t order;
 	const char *why;
-	int rc = 1, want, grow;
+	int rc = 1, want, grow, held;
 
 	/* Not before the session's metadata (client.c): it waits. */
 	if (!__atomic_load_n(&r->s->drain_go, __ATOMIC_ACQUIRE)) {
@@ -671,8 +685,9 @@ drain_visit(struct sring *r, uint64_t now)
 		/* The small packets of short threads: to the writer in
 		 * one batch, one write, after the visit. */
 		wo_hold(r, rd->handed);
+		held = 0;
 		while (rd->tail < head && (rc = drain_packet(r, head)) >
-		    0 && rc != 3)
+		    0 && rc != 3) {
 			if (rc == 4 && (__atomic_load_n(&r->handovers_out,
 			    __ATOMIC_ACQUIRE) >= DRAIN_HANDOVERS_MAX ||
 			    drain_thread(r) == -1)) {
@@ -681,6 +696,14 @@ drain_visit(struct sring *r, uint64_t now)
 				rd->urgent = 1;
 				break;
 			}
+			/* A thread that stays is written as it is read;
+			 * short ones in batches of DRAIN_HOLD_MAX. */
+			if (!rd->handed || ++held >= DRAIN_HOLD_MAX) {
+				wo_hold(r, 0);
+				wo_hold(r, rd->handed);
+				held = 0;
+			}
+		}
 		wo_hold(r, 0);
 		if (rc == -1)
 			return;		/* ended */

@@ -395,23 +395,25 @@ wo_chunk_queue(struct chunk *c)
 
 /*
  * Hold r's chunks back from the writers while 'on' (they are queued,
- * in order, but no writer is told), so that what one visit of the
- * drain thread reads goes out in one batch; with 'on' 0, hand what
- * was held to them.  Drain thread, the only one that queues chunks.
+ * in order, but no writer is told, and one busy with r's earlier
+ * chunks leaves them; r already on the writers' list when the hold
+ * began is taken as it is), so that what one visit of the drain thread
+ * reads goes out in one batch; with 'on' 0, hand what was held to them.
+ * Drain thread, the only one that queues chunks and sets whold.
  */
 void
 wo_hold(struct sring *r, int on)
 {
 	struct writeout *wo = wo_global;
 
-	if (on) {
-		r->whold = 1;
-		return;
-	}
-	if (!r->whold)
+	if (!on == !r->whold)
 		return;
 	pthread_mutex_lock(&wo->lock);
-	r->whold = 0;
+	r->whold = on;
+	if (on) {
+		pthread_mutex_unlock(&wo->lock);
+		return;
+	}
 	if (!STAILQ_EMPTY(&r->chunks) && !r->wqueued && !r->wbusy) {
 		r->wqueued = 1;
 		TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
@@ -497,7 +499,7 @@ writer_main(void *arg)
 		wo->io_ns += w->io_ns;
 		wo->cpu_ns += w->cpu_ns;
 		r->wbusy = 0;
-		if (!STAILQ_EMPTY(&r->chunks)) {
+		if (!STAILQ_EMPTY(&r->chunks) && !r->whold) {
 			r->wqueued = 1;
 			TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
 		}

@@ -76,6 +76,7 @@ ok "a ring no thread took is finished while its program runs"
 # ends of reads.  Each comes out whole, every thread's events in order.
 W3=40
 N3=10
+handed0=$(grep -c "goes on in its ring as ring" "$T/traced.log" || true)
 "$HELPERS/emit" -t 1 -w $W3 -n $N3 -L 4095 > "$T/emit3.out" &
 p=$!
 wait $p || fail "emit 3 failed"
@@ -88,9 +89,12 @@ wait_for 10 sh -c "babeltrace2 '$d3' 2>/dev/null | grep -c 'helpers:test_tick:' 
 	grep -qx $((W3 * N3))" || fail "emit 3's ticks did not all reach the trace"
 bt "$d3" > "$T/out3.txt" 2> "$T/warn3.txt" || fail "babeltrace2 (emit 3)"
 check_emit_threads "$T/out3.txt" $N3 $W3
+handed3=$(( $(grep -c "goes on in its ring as ring" "$T/traced.log" || true) - handed0 ))
+[ "$handed3" -ge $((W3 / 2)) ] ||
+	fail "$handed3 of $W3 threads of long records took their ring in-band"
 sed -n 's/.*helpers:test_mixed: .*seq = \([0-9]*\),.*str = "\([^"]*\)".*/\1 \2/p' \
 	"$T/out3.txt" | awk '{ s = $2; sub(/x*$/, "", s)
 		if (length($2) != 4095 || s !~ ("^w0-s" $1 "-$")) { print; exit 1 }
 		n++ } END { if (n != '$((W3 * N3))') { print n " strings"; exit 1 } }' \
 	> "$T/badstr" || fail "a long string came out wrong: $(head -c 200 "$T/badstr")"
-ok "$W3 threads of 4 KiB records in passed-on rings: every record whole, in order"
+ok "$W3 threads of 4 KiB records, $handed3 in passed-on rings: every record whole, in order"
