@@ -554,9 +554,10 @@ conn_all_acked_locked(void)
 static void
 conn_pause(int ms)
 {
-	uint64_t end = traced_clock_monotonic() + (uint64_t)ms * 1000000u, now, junk;
+	uint64_t end, now, junk;
 	struct pollfd pfd;
 
+	end = traced_clock_monotonic() + (uint64_t)ms * 1000000u;
 	pfd.fd = lib.wake_fd;
 	pfd.events = POLLIN;
 	while ((now = traced_clock_monotonic()) < end) {

@@ -236,11 +236,12 @@ drain_walker(struct recwalk *w, const struct sring *r,
  * CHUNK_CONTENT_MAX bytes, a lap at a time, or in reads that double
  * from DRAIN_READ_FIRST (a passed-on ring), at most DRAIN_PIECE (a
  * mapped one); a record a read cuts is read again whole.  Returns 1
- * with the packet queued, 2 if there was nothing to put in one (only padding), 3 if it
- * stopped at a record that waits for its metadata (what came before it
- * queued), 4 if it stopped at a THREAD record (the same; rd.tail is
- * the record, rd.handover what it says), 0 if staging is full (nothing
- * read), or -1 if the ring was ended (a record failed a check).
+ * with the packet queued, 2 if there was nothing to put in one (only
+ * padding), 3 if it stopped at a record that waits for its metadata
+ * (what came before it queued), 4 if it stopped at a THREAD record
+ * (the same; rd.tail is the record, rd.handover what it says), 0 if
+ * staging is full (nothing read), or -1 if the ring was ended (a
+ * record failed a check).
  */
 static int
 drain_packet(struct sring *r, uint64_t head)
@@ -698,7 +699,8 @@ drain_visit(struct sring *r, uint64_t now)
 			}
 			/* A thread that stays is written as it is read;
 			 * short ones in batches of DRAIN_HOLD_MAX. */
-			if (!rd->handed || ++held >= DRAIN_HOLD_MAX) {
+			if (r->whold && (!rd->handed ||
+			    ++held >= DRAIN_HOLD_MAX)) {
 				wo_hold(r, 0);
 				wo_hold(r, rd->handed);
 				held = 0;

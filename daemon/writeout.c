@@ -376,20 +376,29 @@ wo_marker_new(struct sring *r, enum chunk_kind kind)
 	return c;
 }
 
+/*
+ * Put r on the writers' list if it has chunks for them and no writer
+ * has it, nor is it there, nor held (wo_hold()).  Locked.
+ */
+static void
+wo_todo_locked(struct writeout *wo, struct sring *r)
+{
+	if (STAILQ_EMPTY(&r->chunks) || r->wqueued || r->wbusy || r->whold)
+		return;
+	r->wqueued = 1;
+	TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
+	pthread_cond_signal(&wo->write_cond);
+}
+
 /* Queue a chunk for writing, after the ring's earlier ones. */
 void
 wo_chunk_queue(struct chunk *c)
 {
 	struct writeout *wo = wo_global;
-	struct sring *r = c->r;
 
 	pthread_mutex_lock(&wo->lock);
-	STAILQ_INSERT_TAIL(&r->chunks, c, entry);
-	if (!r->wqueued && !r->wbusy && !r->whold) {
-		r->wqueued = 1;
-		TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
-		pthread_cond_signal(&wo->write_cond);
-	}
+	STAILQ_INSERT_TAIL(&c->r->chunks, c, entry);
+	wo_todo_locked(wo, c->r);
 	pthread_mutex_unlock(&wo->lock);
 }
 
@@ -410,15 +419,7 @@ wo_hold(struct sring *r, int on)
 		return;
 	pthread_mutex_lock(&wo->lock);
 	r->whold = on;
-	if (on) {
-		pthread_mutex_unlock(&wo->lock);
-		return;
-	}
-	if (!STAILQ_EMPTY(&r->chunks) && !r->wqueued && !r->wbusy) {
-		r->wqueued = 1;
-		TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
-		pthread_cond_signal(&wo->write_cond);
-	}
+	wo_todo_locked(wo, r);
 	pthread_mutex_unlock(&wo->lock);
 }
 
@@ -499,10 +500,7 @@ writer_main(void *arg)
 		wo->io_ns += w->io_ns;
 		wo->cpu_ns += w->cpu_ns;
 		r->wbusy = 0;
-		if (!STAILQ_EMPTY(&r->chunks) && !r->whold) {
-			r->wqueued = 1;
-			TAILQ_INSERT_TAIL(&wo->todo, r, wentry);
-		}
+		wo_todo_locked(wo, r);	/* what came meanwhile */
 		STAILQ_CONCAT(&wo->done, &batch);
 		(void)!write(wo->efd, &one, sizeof(one));
 	}
