@@ -20,14 +20,7 @@ TRACED_RING_SIZE=64K "$HELPERS/emit" -t $THREADS -w $WAVES -n $N \
 	> "$T/emit.out" || fail "emit failed"
 [ "$(cat "$T/emit.out")" = "emitted $((THREADS * WAVES * N))" ] ||
 	fail "emit: $(cat "$T/emit.out")"
-ctl trace-file flush >/dev/null
-wait_for 10 sh -c "'$BIN/tracectl' --json info trace |
-	grep -q '\"type\":\"ended_session\"'" ||
-	fail "the session did not end"
-ctl --json info trace > "$T/info.json"
-bt "$TRACES" > "$T/out.txt" 2> "$T/warn.txt" || fail "babeltrace2"
-grep -q discarded "$T/warn.txt" &&
-	fail "events discarded: $(grep -m1 discarded "$T/warn.txt")"
+ended_trace "$TRACES"
 
 # Per thread: 5 * N events, and test_tick's seq runs 0 .. N-1 in order.
 check_emit_threads "$T/out.txt" $N $((THREADS * WAVES))

@@ -33,13 +33,17 @@ wait $p || fail "emit failed"
 
 d=$(ls -d "$TRACES"/emit-$p-* 2>/dev/null | head -n 1)
 [ -n "$d" ] || fail "no session directory for emit (pid $p)"
-wait_for 10 sh -c "'$BIN/tracectl' --json info trace |
-	grep -q '\"type\":\"ended_session\",\"session\":[0-9]*,\"pid\":$p,'" ||
-	fail "the session did not end"
-bt "$d" > "$T/out.txt" 2> "$T/warn.txt" || fail "babeltrace2"
+ended_trace "$d" $p
 traced=$(sed -n 's/.*helpers:test_tick: { tid = \([0-9]*\) }.*/\1/p' "$T/out.txt" |
 	sort -u | wc -l)
 check_emit_threads "$T/out.txt" $N "$traced"
+# The daemon's books agree: one ended ring per traced thread, its
+# events all there.
+sid=$(sed -n 's/.*"type":"ended_session","session":\([0-9]*\),"pid":'$p',.*/\1/p' "$T/info.json")
+books=$(grep -c '"type":"ended_ring","session":'"$sid"',"tid":[0-9]*,"events":'$((5 * N))',"lost":0' \
+	"$T/info.json" || true)
+[ "$books" = "$traced" ] ||
+	fail "$traced threads in the trace, $books whole ones in the daemon's books"
 [ "$refused" -ge 1 ] ||
 	fail "two threads at once with rings-per-uid = 1, and no ring refused"
 [ $((traced + refused)) -eq $((2 * WAVES)) ] ||

@@ -113,6 +113,21 @@ wait_no_sessions() {
 }
 
 # daemon_fds / daemon_rss_kb: the daemon's open descriptors, resident KiB.
+# ended_trace DIR [PID]: flush; once the session (of PID, or any) has
+# ended, the daemon's counts in $T/info.json and babeltrace2's text of
+# DIR in $T/out.txt.  Fails if it does not end, if babeltrace2 fails
+# or if it says events were discarded.
+ended_trace() {
+	ctl trace-file flush >/dev/null
+	wait_for 10 sh -c "'$BIN/tracectl' --json info trace | grep -q \
+	    '\"type\":\"ended_session\",\"session\":[0-9]*,\"pid\":${2:-[0-9]*},'" ||
+		fail "the session did not end"
+	ctl --json info trace > "$T/info.json"
+	bt "$1" > "$T/out.txt" 2> "$T/warn.txt" || fail "babeltrace2"
+	! grep -q discarded "$T/warn.txt" ||
+		fail "events discarded: $(grep -m1 discarded "$T/warn.txt")"
+}
+
 # check_emit_threads OUT N THREADS: the babeltrace2 text OUT of emit's
 # threads of N seq values each holds, for each of THREADS threads,
 # test_tick's seq 0 .. N-1 in order and 5 * N events in all; fails
