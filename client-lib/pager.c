@@ -23,7 +23,9 @@
  * ready, publishing prep_end as it goes, and for a growth the first
  * pages of the new part, then grow_ready, then the rest of it (a ring
  * that grew wants all of its size ready: the producer is only ever
- * the writer of prep_want).
+ * the writer of prep_want).  A producer faster than the pager (at 64
+ * bytes per 10 ns it is) gets past it; the pager then skips the step
+ * the producer is in (pager_overtaken()).
  *
  * Each 4 KiB page is that dear again in every process that maps it, so
  * a ring that grows to 4 MiB or more offers the kernel 2 MiB pages for
@@ -128,6 +130,30 @@ pager_offer_huge(struct lring *r, uint64_t size)
 	r->huge_end = size;
 }
 
+/*
+ * Whether r's producer writes at 'from' or past it, in the same pass:
+ * it outran the pager and faults in its pages itself.  Then the pager
+ * leaves it this step and makes the next one, since working on the
+ * pages the producer reaches, the two would take turns at each page
+ * (the producer waits for the page the pager is making; seen: hundreds
+ * of waits in a first lap of 128 MiB), where apart they make two pages
+ * at once.  Measured with a 256 MiB ring made from the first event, 2
+ * million events through fresh memory: 44-55 ns each, 31-41 ns with
+ * the step left to the producer.
+ */
+static int
+pager_overtaken(struct lring *r, uint64_t from)
+{
+	struct traced_ring_hdr *h = r->hdr;
+	uint32_t order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
+	uint64_t size = traced_ring_size(order);
+
+	/* Before the producer switches to a bigger size, 'from' is past
+	 * the size it writes in. */
+	return from < size && (__atomic_load_n(&h->head,
+	    __ATOMIC_RELAXED) & (size - 1)) >= from;
+}
+
 /* Wake the pager.  Async-signal-safe; keeps errno. */
 void
 lib_wake_pager(void)
@@ -225,7 +251,8 @@ pager_main(void *arg)
 			/* The size it grows to, or the one it has grown to. */
 			pager_offer_huge(r, traced_ring_size(grow != 0 ? grow :
 			    __atomic_load_n(&r->grow_ready, __ATOMIC_RELAXED)));
-			pager_prepare(r->data + from, (size_t)(to - from));
+			if (!pager_overtaken(r, from))
+				pager_prepare(r->data + from, (size_t)(to - from));
 			if (to > from)
 				__atomic_store_n(&r->prep_end, to,
 				    __ATOMIC_RELEASE);
