@@ -61,6 +61,8 @@ struct lring {
 	int		 slow;		/* atomic, producer: it fills slowly,
 					   faulting its pages in itself; the
 					   pager makes only what is asked */
+	uint64_t	 pace;		/* atomic, producer: bytes per ms it
+					   filled at, measured with slow */
 	pid_t		 tid;
 	int		 sent;		/* RING sent on this connection */
 	int		 notify;	/* atomic: a drain was asked for */

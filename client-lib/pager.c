@@ -15,17 +15,23 @@
  * of the first-touch cost (2.5 us here: the hypervisor's own mapping),
  * so the producer's writes later cost nothing extra.  (MAP_POPULATE,
  * which the library used before, makes a shared page read-only in the
- * page tables: every first write still faulted.)
+ * page tables: every first write still faulted.)  On these machines
+ * the hypervisor takes back the guest's free memory (virtio-balloon
+ * free page reporting, of free 2 MiB blocks), so a new ring's pages
+ * are new to the hypervisor too: 2.2 us of CPU each, whoever makes
+ * them, against 10 ns for the 64 events a page holds.  A producer that
+ * writes at full speed through a fresh ring outruns any one thread
+ * making pages, and the first lap stays dearer than later ones.
  *
  * Producers ask (ring.c): they raise lring.prep_want, the data bytes
  * they want ready, or lring.grow_want, a bigger size for their ring,
  * and write to lib.pager_fd.  The pager makes [prep_end, prep_want)
  * ready, publishing prep_end as it goes, and for a growth the first
- * pages of the new part, then grow_ready, then the rest of it (a ring
- * that grew wants all of its size ready: the producer is only ever
- * the writer of prep_want).  A producer faster than the pager (at 64
- * bytes per 10 ns it is) gets past it; the pager then skips the step
- * the producer is in (pager_overtaken()).
+ * pages of the new part, then grow_ready, then what the producer
+ * writes in the next PAGER_AHEAD ms at its pace (lring.pace; the
+ * producer is only ever the writer of prep_want).  A producer faster
+ * than the pager (at 64 bytes per 10 ns it is) gets past it; the
+ * pager then skips the step the producer is in (pager_overtaken()).
  *
  * Each 4 KiB page is that dear again in every process that maps it, so
  * a ring that grows to 4 MiB or more offers the kernel 2 MiB pages for
@@ -65,6 +71,9 @@
 /* Rings of this size and more are offered huge pages of this size. */
 #define PAGER_HUGE_MIN		(4u << 20)
 #define PAGER_HUGE_PAGE		(2u << 20)
+/* A ring that grew is made this far ahead of its producer (ms at its
+ * pace): as much as the daemon wants a ring to hold (drain.c). */
+#define PAGER_AHEAD		100u
 
 static int pager_populate_works = 1;
 
@@ -130,6 +139,17 @@ pager_offer_huge(struct lring *r, uint64_t size)
 	r->huge_end = size;
 }
 
+/* Where r's producer writes now: an offset in its data. */
+static uint64_t
+pager_writer_at(struct lring *r)
+{
+	struct traced_ring_hdr *h = r->hdr;
+	uint32_t order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
+
+	return __atomic_load_n(&h->head, __ATOMIC_RELAXED) &
+	    (traced_ring_size(order) - 1);
+}
+
 /*
  * Whether r's producer writes at 'from' or past it, in the same pass:
  * it outran the pager and faults in its pages itself.  Then the pager
@@ -138,20 +158,17 @@ pager_offer_huge(struct lring *r, uint64_t size)
  * (the producer waits for the page the pager is making; seen: hundreds
  * of waits in a first lap of 128 MiB), where apart they make two pages
  * at once.  Measured with a 256 MiB ring made from the first event, 2
- * million events through fresh memory: 44-55 ns each, 31-41 ns with
+ * million events through fresh memory: 43-49 ns each, 29-36 ns with
  * the step left to the producer.
  */
 static int
 pager_overtaken(struct lring *r, uint64_t from)
 {
-	struct traced_ring_hdr *h = r->hdr;
-	uint32_t order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
-	uint64_t size = traced_ring_size(order);
+	uint32_t order = __atomic_load_n(&r->hdr->order, __ATOMIC_RELAXED);
 
 	/* Before the producer switches to a bigger size, 'from' is past
 	 * the size it writes in. */
-	return from < size && (__atomic_load_n(&h->head,
-	    __ATOMIC_RELAXED) & (size - 1)) >= from;
+	return from < traced_ring_size(order) && pager_writer_at(r) >= from;
 }
 
 /* Wake the pager.  Async-signal-safe; keeps errno. */
@@ -181,14 +198,27 @@ pager_work_locked(struct lring *r, uint64_t *from, uint64_t *to,
 	uint32_t gr = __atomic_load_n(&r->grow_ready, __ATOMIC_RELAXED);
 	uint64_t max = traced_ring_size(r->max_order);
 
-	/* A ring that grew wants all of its new half, unless it fills
-	 * so slowly that its producer faults its pages in itself. */
-	if (want < traced_ring_size(gr) && gr > r->init_order &&
-	    !__atomic_load_n(&r->slow, __ATOMIC_RELAXED))
-		want = traced_ring_size(gr);
 	*grow = 0;
 	if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE))
 		return 0;
+	/*
+	 * A ring that grew: also what its producer writes in PAGER_AHEAD
+	 * at its pace, ahead of where it writes, so that the pages get
+	 * made while it pauses, if it does (a burst then finds them).  Not
+	 * the whole new size: a ring that short threads pass on grows for
+	 * their sum (2,000 threads of 11 events: to 16 MiB, at about 25
+	 * MB/s), and making all of it cost more than the threads.
+	 */
+	if (gr > r->init_order && !__atomic_load_n(&r->slow,
+	    __ATOMIC_RELAXED)) {
+		uint64_t ahead = pager_writer_at(r) + PAGER_AHEAD *
+		    __atomic_load_n(&r->pace, __ATOMIC_RELAXED);
+
+		if (ahead > traced_ring_size(gr))
+			ahead = traced_ring_size(gr);
+		if (want < ahead)
+			want = ahead;
+	}
 	if (gw > gr && gw <= r->max_order) {
 		/* The new part is [2^gr, 2^gw) (a ring may grow by
 		 * several doublings at once): its first pages. */
@@ -252,7 +282,8 @@ pager_main(void *arg)
 			pager_offer_huge(r, traced_ring_size(grow != 0 ? grow :
 			    __atomic_load_n(&r->grow_ready, __ATOMIC_RELAXED)));
 			if (!pager_overtaken(r, from))
-				pager_prepare(r->data + from, (size_t)(to - from));
+				pager_prepare(r->data + from,
+				    (size_t)(to - from));
 			if (to > from)
 				__atomic_store_n(&r->prep_end, to,
 				    __ATOMIC_RELEASE);

@@ -252,6 +252,10 @@ ring_prep_check(struct traced_thread *t)
 		now = traced_clock_monotonic();
 		slow = (t->head - r->rate_head) * UINT64_C(1000) <
 		    (now - r->rate_ns) * RING_PAGER_RATE;
+		if (now > r->rate_ns)
+			__atomic_store_n(&r->pace, (t->head - r->rate_head) *
+			    UINT64_C(1000000) / (now - r->rate_ns),
+			    __ATOMIC_RELAXED);
 		r->rate_ns = now;
 		r->rate_head = t->head;
 		__atomic_store_n(&r->slow, slow, __ATOMIC_RELAXED);
