@@ -44,9 +44,8 @@ struct lring {
 	uint32_t	 init_order;	/* its size when made */
 	uint64_t	 prep_end;	/* atomic, pager: data bytes [0,
 					   prep_end) are ready */
-	uint64_t	 prep_want;	/* atomic, producer (or the pager
-					   for a growth): make [0, prep_want)
-					   ready */
+	uint64_t	 prep_want;	/* atomic, producer: make [0,
+					   prep_want) ready */
 	uint32_t	 grow_want;	/* atomic, producer: the order it
 					   would grow to */
 	uint32_t	 grow_ready;	/* atomic, pager: the highest order

@@ -19,7 +19,7 @@
  * the hypervisor takes back the guest's free memory (virtio-balloon
  * free page reporting, of free 2 MiB blocks), so a new ring's pages
  * are new to the hypervisor too: 2.2 us of CPU each, whoever makes
- * them, against 10 ns for the 64 events a page holds.  A producer that
+ * them, against 640 ns for writing the 64 events a page holds.  A producer that
  * writes at full speed through a fresh ring outruns any one thread
  * making pages, and the first lap stays dearer than later ones.
  *
@@ -31,7 +31,7 @@
  * writes in the next PAGER_AHEAD ms at its pace (lring.pace; the
  * producer is only ever the writer of prep_want).  A producer faster
  * than the pager (at 64 bytes per 10 ns it is) gets past it; the
- * pager then skips the step the producer is in (pager_overtaken()).
+ * pager then skips the step the producer is in (pager_start()).
  *
  * Each 4 KiB page is that dear again in every process that maps it, so
  * a ring that grows to 4 MiB or more offers the kernel 2 MiB pages for
@@ -72,7 +72,8 @@
 #define PAGER_HUGE_MIN		(4u << 20)
 #define PAGER_HUGE_PAGE		(2u << 20)
 /* A ring that grew is made this far ahead of its producer (ms at its
- * pace): as much as the daemon wants a ring to hold (drain.c). */
+ * pace): as much as the daemon wants a ring to hold (drain.c,
+ * DRAIN_RING_NS). */
 #define PAGER_AHEAD		100u
 
 static int pager_populate_works = 1;
@@ -139,36 +140,45 @@ pager_offer_huge(struct lring *r, uint64_t size)
 	r->huge_end = size;
 }
 
-/* Where r's producer writes now: an offset in its data. */
+/*
+ * Where r's producer writes now: an offset in its data, and in *size
+ * the ring's size it writes in.  Head first, then the order, as the
+ * daemon reads them (proto/ring.h, Growth).
+ */
 static uint64_t
-pager_writer_at(struct lring *r)
+pager_writer_at(struct lring *r, uint64_t *size)
 {
 	struct traced_ring_hdr *h = r->hdr;
-	uint32_t order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
+	uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
 
-	return __atomic_load_n(&h->head, __ATOMIC_RELAXED) &
-	    (traced_ring_size(order) - 1);
+	*size = traced_ring_size(__atomic_load_n(&h->order,
+	    __ATOMIC_RELAXED));
+	return head & (*size - 1);
 }
 
 /*
- * Whether r's producer writes at 'from' or past it, in the same pass:
- * it outran the pager and faults in its pages itself.  Then the pager
- * leaves it this step and makes the next one, since working on the
+ * Where the pager starts on [from, to) of r: 'from', unless r's
+ * producer writes at 'from' or past it (it outran the pager, and
+ * faults in its pages itself).  Then the pager leaves it the part
+ * below the end of the size it writes in and makes only the rest (the
+ * first pages of a size it is about to grow to), since working on the
  * pages the producer reaches, the two would take turns at each page
  * (the producer waits for the page the pager is making; seen: hundreds
  * of waits in a first lap of 128 MiB), where apart they make two pages
  * at once.  Measured with a 256 MiB ring made from the first event, 2
  * million events through fresh memory: 43-49 ns each, 29-36 ns with
- * the step left to the producer.
+ * the step left to the producer.  In a later lap the offsets say
+ * nothing of what was made: the pager may make again what exists,
+ * which costs little.
  */
-static int
-pager_overtaken(struct lring *r, uint64_t from)
+static uint64_t
+pager_start(struct lring *r, uint64_t from, uint64_t to)
 {
-	uint32_t order = __atomic_load_n(&r->hdr->order, __ATOMIC_RELAXED);
+	uint64_t size, at = pager_writer_at(r, &size);
 
-	/* Before the producer switches to a bigger size, 'from' is past
-	 * the size it writes in. */
-	return from < traced_ring_size(order) && pager_writer_at(r) >= from;
+	if (from >= size || at < from)
+		return from;
+	return to < size ? to : size;
 }
 
 /* Wake the pager.  Async-signal-safe; keeps errno. */
@@ -203,7 +213,7 @@ pager_work_locked(struct lring *r, uint64_t *from, uint64_t *to,
 		return 0;
 	/*
 	 * A ring that grew: also what its producer writes in PAGER_AHEAD
-	 * at its pace, ahead of where it writes, so that the pages get
+	 * ms at its pace, ahead of where it writes, so that the pages get
 	 * made while it pauses, if it does (a burst then finds them).  Not
 	 * the whole new size: a ring that short threads pass on grows for
 	 * their sum (2,000 threads of 11 events: to 16 MiB, at about 25
@@ -211,11 +221,13 @@ pager_work_locked(struct lring *r, uint64_t *from, uint64_t *to,
 	 */
 	if (gr > r->init_order && !__atomic_load_n(&r->slow,
 	    __ATOMIC_RELAXED)) {
-		uint64_t ahead = pager_writer_at(r) + PAGER_AHEAD *
-		    __atomic_load_n(&r->pace, __ATOMIC_RELAXED);
+		uint64_t pace = __atomic_load_n(&r->pace, __ATOMIC_RELAXED);
+		uint64_t lim = traced_ring_size(gr), size, ahead;
 
-		if (ahead > traced_ring_size(gr))
-			ahead = traced_ring_size(gr);
+		ahead = pace >= lim / PAGER_AHEAD ? lim :
+		    pager_writer_at(r, &size) + PAGER_AHEAD * pace;
+		if (ahead > lim)
+			ahead = lim;
 		if (want < ahead)
 			want = ahead;
 	}
@@ -253,7 +265,7 @@ pager_main(void *arg)
 {
 	struct pollfd pfd;
 	struct lring *r;
-	uint64_t junk, from, to;
+	uint64_t junk, from, to, start;
 	uint32_t grow;
 	sigset_t all;
 
@@ -281,13 +293,15 @@ pager_main(void *arg)
 			/* The size it grows to, or the one it has grown to. */
 			pager_offer_huge(r, traced_ring_size(grow != 0 ? grow :
 			    __atomic_load_n(&r->grow_ready, __ATOMIC_RELAXED)));
-			if (!pager_overtaken(r, from))
-				pager_prepare(r->data + from,
-				    (size_t)(to - from));
+			start = pager_start(r, from, to);
+			if (to > start)
+				pager_prepare(r->data + start,
+				    (size_t)(to - start));
 			if (to > from)
 				__atomic_store_n(&r->prep_end, to,
 				    __ATOMIC_RELEASE);
-			/* Then the rest of the new half: see above. */
+			/* Then what its producer will soon reach: see
+			 * pager_work_locked(). */
 			if (grow != 0)
 				__atomic_store_n(&r->grow_ready, grow,
 				    __ATOMIC_RELEASE);

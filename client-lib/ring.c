@@ -252,10 +252,17 @@ ring_prep_check(struct traced_thread *t)
 		now = traced_clock_monotonic();
 		slow = (t->head - r->rate_head) * UINT64_C(1000) <
 		    (now - r->rate_ns) * RING_PAGER_RATE;
-		if (now > r->rate_ns)
-			__atomic_store_n(&r->pace, (t->head - r->rate_head) *
-			    UINT64_C(1000000) / (now - r->rate_ns),
+		if (now > r->rate_ns) {
+			uint64_t d = t->head - r->rate_head;
+			uint64_t dt = now - r->rate_ns;
+
+			/* Bytes per ms, without overflow after a long
+			 * gap (the first pass of a size that came late). */
+			__atomic_store_n(&r->pace, d < (UINT64_C(1) << 40) ?
+			    d * UINT64_C(1000000) / dt :
+			    d / (dt / UINT64_C(1000000) + 1),
 			    __ATOMIC_RELAXED);
+		}
 		r->rate_ns = now;
 		r->rate_head = t->head;
 		__atomic_store_n(&r->slow, slow, __ATOMIC_RELAXED);
