@@ -57,11 +57,9 @@ struct lring {
 	uint64_t	 rate_ns;	/* producer: when, CLOCK_MONOTONIC, */
 	uint64_t	 rate_head;	/* it was at this position (how fast
 					   the ring fills: ring_prep_check()) */
-	int		 slow;		/* atomic, producer: it fills slowly,
-					   faulting its pages in itself; the
-					   pager makes only what is asked */
 	uint64_t	 pace;		/* atomic, producer: bytes per ms it
-					   filled at, measured with slow */
+					   filled at (UINT64_MAX: not measured
+					   yet); see lring_slow() */
 	pid_t		 tid;
 	int		 sent;		/* RING sent on this connection */
 	int		 notify;	/* atomic: a drain was asked for */
@@ -190,6 +188,19 @@ void	lib_debugx(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2))) TRACED_HIDDEN;
 void	lib_warnx(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2))) TRACED_HIDDEN;
+
+/* The pager makes pages ahead of a ring that fills at least this fast,
+ * bytes per microsecond (64 MB/s: a 64-byte event per microsecond). */
+#define RING_PAGER_RATE		64u
+
+/* A ring that fills slowly faults its pages in itself; the pager makes
+ * only what its producer asks for (ring.c, ring_prep_check()). */
+static inline int
+lring_slow(const struct lring *r)
+{
+	return __atomic_load_n(&r->pace, __ATOMIC_RELAXED) <
+	    RING_PAGER_RATE * UINT64_C(1000);
+}
 
 #define DEBUG(...) do { if (lib_debug) lib_debugx(__VA_ARGS__); } while (0)
 

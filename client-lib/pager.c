@@ -219,8 +219,7 @@ pager_work_locked(struct lring *r, uint64_t *from, uint64_t *to,
 	 * their sum (2,000 threads of 11 events: to 16 MiB, at about 25
 	 * MB/s), and making all of it cost more than the threads.
 	 */
-	if (gr > r->init_order && !__atomic_load_n(&r->slow,
-	    __ATOMIC_RELAXED)) {
+	if (gr > r->init_order && !lring_slow(r)) {
 		uint64_t pace = __atomic_load_n(&r->pace, __ATOMIC_RELAXED);
 		uint64_t lim = traced_ring_size(gr), size, ahead;
 

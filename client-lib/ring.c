@@ -77,9 +77,6 @@
 
 /* Data bytes made ready when the ring is made (the rest: the pager). */
 #define RING_PREP_FIRST		8192u
-/* The pager makes pages ahead of a ring that fills at least this fast,
- * bytes per microsecond (64 MB/s: a 64-byte event per microsecond). */
-#define RING_PAGER_RATE		64u
 /*
  * A ring whose thread exited waits this long for a new thread to take
  * it in-band (proto/ring.h, Handover), then is finished the other way,
@@ -229,8 +226,8 @@ static void
 ring_prep_check(struct traced_thread *t)
 {
 	struct lring *r = lthread.ring;
-	uint64_t size = t->mask + 1, off = t->head & t->mask, ready, want, now;
-	int slow;
+	uint64_t size = t->mask + 1, off = t->head & t->mask, ready, want;
+	uint64_t d, dt;
 
 	ready = __atomic_load_n(&r->prep_end, __ATOMIC_ACQUIRE);
 	if (ready >= size) {
@@ -246,28 +243,19 @@ ring_prep_check(struct traced_thread *t)
 	 * their untraced time with the pager following their ring, 1.2x
 	 * without).
 	 */
-	slow = __atomic_load_n(&r->slow, __ATOMIC_RELAXED);
-	if (t->head - r->rate_head >= RING_PREP_FIRST) {
-		/* Over at least that many bytes: a pace, not a burst. */
-		now = traced_clock_monotonic();
-		slow = (t->head - r->rate_head) * UINT64_C(1000) <
-		    (now - r->rate_ns) * RING_PAGER_RATE;
-		if (now > r->rate_ns) {
-			uint64_t d = t->head - r->rate_head;
-			uint64_t dt = now - r->rate_ns;
-
-			/* Bytes per ms, without overflow after a long
-			 * gap (the first pass of a size that came late). */
-			__atomic_store_n(&r->pace, d < (UINT64_C(1) << 40) ?
-			    d * UINT64_C(1000000) / dt :
-			    d / (dt / UINT64_C(1000000) + 1),
-			    __ATOMIC_RELAXED);
-		}
-		r->rate_ns = now;
+	d = t->head - r->rate_head;
+	if (d >= RING_PREP_FIRST) {
+		/* Over at least that many bytes: a pace, not a burst.
+		 * Bytes per ms, without overflow after a long gap (the
+		 * first pass of a size that came late). */
+		dt = traced_clock_monotonic() - r->rate_ns;
+		__atomic_store_n(&r->pace, dt == 0 ? UINT64_MAX :
+		    d < (UINT64_C(1) << 40) ? d * UINT64_C(1000000) / dt :
+		    d / (dt / UINT64_C(1000000) + 1), __ATOMIC_RELAXED);
+		r->rate_ns += dt;
 		r->rate_head = t->head;
-		__atomic_store_n(&r->slow, slow, __ATOMIC_RELAXED);
 	}
-	if (slow) {
+	if (lring_slow(r)) {
 		/* Look again at the end of what is ready, or further. */
 		lthread.prep_at = t->head + (off < ready ? ready - off :
 		    RING_PREP_FIRST);
@@ -670,6 +658,7 @@ ring_create(struct traced_thread *t)
 	r->prep_end = first;
 	r->prep_want = first;
 	r->rate_ns = traced_clock_monotonic();
+	r->pace = UINT64_MAX;
 	r->grow_ready = order;
 
 	pthread_mutex_lock(&lib.lock);
