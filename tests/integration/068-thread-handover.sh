@@ -72,12 +72,8 @@ N3=10
 handed0=$(grep -c "goes on in its ring as ring" "$T/traced.log" || true)
 "$HELPERS/emit" -t 1 -w $W3 -n $N3 -L 4095 > "$T/emit3.out" &
 p=$!
-wait $p || fail "emit 3 failed"
-[ "$(cat "$T/emit3.out")" = "emitted $((W3 * N3))" ] ||
-	fail "emit 3: $(cat "$T/emit3.out")"
-d3=$(ls -d "$TRACES"/emit-$p-* 2>/dev/null | head -n 1)
-[ -n "$d3" ] || fail "no session directory for emit 3 (pid $p)"
-ended_trace "$d3" $p
+emit_ended $p "$T/emit3.out" $((W3 * N3))
+ended_trace "$EMIT_DIR" $p
 check_emit_threads "$T/out.txt" $N3 $W3
 handed3=$(( $(grep -c "goes on in its ring as ring" "$T/traced.log" || true) - handed0 ))
 [ "$handed3" -ge $((W3 / 2)) ] ||

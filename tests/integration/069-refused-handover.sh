@@ -27,13 +27,8 @@ refused=$(grep '"type":"session","session":[0-9]*,"pid":'$p',' "$T/info.json" |
 	sed -n 's/.*"refused_rings":\([0-9]*\).*/\1/p')
 [ -n "$refused" ] || fail "no session of emit (pid $p) in info trace"
 touch "$T/hold"
-wait $p || fail "emit failed"
-[ "$(cat "$T/emit.out")" = "emitted $((2 * WAVES * N))" ] ||
-	fail "emit: $(cat "$T/emit.out")"
-
-d=$(ls -d "$TRACES"/emit-$p-* 2>/dev/null | head -n 1)
-[ -n "$d" ] || fail "no session directory for emit (pid $p)"
-ended_trace "$d" $p
+emit_ended $p "$T/emit.out" $((2 * WAVES * N))
+ended_trace "$EMIT_DIR" $p
 traced=$(sed -n 's/.*helpers:test_tick: { tid = \([0-9]*\) }.*/\1/p' "$T/out.txt" |
 	sort -u | wc -l)
 check_emit_threads "$T/out.txt" $N "$traced"

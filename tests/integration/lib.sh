@@ -128,6 +128,16 @@ ended_trace() {
 		fail "events discarded: $(grep -m1 discarded "$T/warn.txt")"
 }
 
+# emit_ended PID OUT COUNT: waits for emit (PID), which must have
+# printed "emitted COUNT" to the file OUT; its session's trace
+# directory is then in $EMIT_DIR.
+emit_ended() {
+	wait "$1" || fail "emit (pid $1) failed"
+	[ "$(cat "$2")" = "emitted $3" ] || fail "emit (pid $1): $(cat "$2")"
+	EMIT_DIR=$(ls -d "$TRACES"/emit-"$1"-* 2>/dev/null | head -n 1)
+	[ -n "$EMIT_DIR" ] || fail "no session directory for emit (pid $1)"
+}
+
 # check_emit_threads OUT N THREADS: the babeltrace2 text OUT of emit's
 # threads of N seq values each holds, for each of THREADS threads,
 # test_tick's seq 0 .. N-1 in order and 5 * N events in all; fails
