@@ -5,9 +5,10 @@
  * The connection thread: the only code in a traced process that talks
  * to the daemon.  It finds the daemon's client.sock, says HELLO, sends
  * the process's own rules (rules.c), every provider (with its state
- * memfd, which the daemon writes) and ring, forwards the wakeups application threads ask for, and when the
- * daemon goes away tries again every TRACED_RETRY_MS (a daemon that
- * refuses us, less and less often).  The state bytes stay as the last
+ * memfd, which the daemon writes) and ring, asks for a ring from the
+ * daemon's pool, forwards the wakeups application threads ask for, and
+ * when the daemon goes away tries again every TRACED_RETRY_MS (a daemon
+ * that refuses us, less and less often).  The state bytes stay as the last
  * daemon left them; no mapping changes.  Events traced meanwhile fill
  * the rings; the next daemon drains them, and what did not fit is
  * counted as lost while disconnected.
@@ -225,6 +226,63 @@ conn_send_hello(int sock)
 }
 
 /*
+ * Ask the daemon for a ring from its pool (proto/wire.h, SPARE_ASK): of
+ * the size TRACED_RING_SIZE asked for, or of the daemon's.
+ */
+static int
+conn_send_spare_ask(int sock)
+{
+	struct traced_msg_spare m;
+
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_SPARE_ASK, sizeof(m));
+	m.max_order = lib.ring_order_env ? __atomic_load_n(&lib.ring_order,
+	    __ATOMIC_RELAXED) : 0;
+	return conn_send(sock, &m, sizeof(m), NULL, 0, 0);
+}
+
+/* Let go of the pool ring we hold, if any.  Locked. */
+static void
+conn_spare_drop_locked(void)
+{
+	if (lib.spare_fd != -1)
+		close(lib.spare_fd);
+	lib.spare_fd = -1;
+	lib.spare_ask = 0;
+	lib.spare_seen = 0;
+}
+
+/*
+ * SPARE: keep the ring if it is what we asked for and safe to map: a
+ * memfd of the exact size, sealed so that it can never shrink under
+ * our threads (a mapping past its end would kill the program).  Locked.
+ */
+static void
+conn_spare_locked(const struct traced_msg_spare *m, int fd)
+{
+	uint32_t order = __atomic_load_n(&lib.ring_order, __ATOMIC_RELAXED);
+	struct stat st;
+	int seals;
+
+	seals = fcntl(fd, F_GET_SEALS);
+	if (lib.spare_fd != -1 || m->max_order != order ||
+	    fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != traced_ring_file_size(order) ||
+	    seals == -1 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) !=
+	    (F_SEAL_SHRINK | F_SEAL_GROW)) {
+		DEBUG("a pool ring from the daemon that does not fit; "
+		    "not using it");
+		close(fd);
+		return;
+	}
+	lib.spare_fd = fd;
+	lib.spare_order = order;
+	lib.spare_seen = 1;
+	DEBUG("a pool ring of %llu bytes from the daemon, for the next "
+	    "thread", (unsigned long long)traced_ring_size(order));
+}
+
+/*
  * Send a provider: its description in a sealed memfd, and its state
  * memfd.  Locked.
  */
@@ -373,6 +431,7 @@ conn_down(int *sock)
 	}
 	lib.rules_sent = lib.rules_acked = 0;
 	lib.rules_status = 0;
+	conn_spare_drop_locked();
 	lib.state = CONN_DOWN;
 	lib.attempts++;
 	pthread_cond_broadcast(&lib.cond);
@@ -445,6 +504,12 @@ conn_flush_pending(int sock)
 		}
 		rp = &r->next;
 	}
+	/* A thread found no pool ring, and its RING is out: one for the
+	 * next thread (ring.c). */
+	if (rc == 0 && lib.spare_ask) {
+		lib.spare_ask = 0;
+		rc = conn_send_spare_ask(sock);
+	}
 	/* HELLO and every provider are out: a new ring may follow from
 	 * its own thread (conn_ring_created_locked()). */
 	if (rc == 0)
@@ -471,7 +536,7 @@ conn_recv(int sock)
 	const char *why;
 	ssize_t n;
 	size_t i;
-	int fd, nfds = 0;
+	int fd, fds[4], nfds = 0;
 
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
@@ -483,7 +548,7 @@ conn_recv(int sock)
 		return 0;
 	if (n <= 0)
 		return -1;
-	/* The daemon sends no descriptors: any it did are closed. */
+	/* Only a SPARE carries one (kept below); any other is closed. */
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -491,8 +556,10 @@ conn_recv(int sock)
 		    i++) {
 			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int),
 			    sizeof(int));
-			close(fd);
-			nfds++;
+			if (nfds < (int)(sizeof(fds) / sizeof(fds[0])))
+				fds[nfds++] = fd;
+			else
+				close(fd);
 		}
 	}
 	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
@@ -500,10 +567,15 @@ conn_recv(int sock)
 		DEBUG("bad message from the daemon (%s), disconnecting",
 		    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ?
 		    "truncated" : why);
+		for (i = 0; i < (size_t)nfds; i++)
+			close(fds[i]);
 		return -1;
 	}
 	pthread_mutex_lock(&lib.lock);
 	switch (m.type) {
+	case TRACED_MSG_SPARE:
+		conn_spare_locked(m.u.spare, fds[0]);
+		break;
 	case TRACED_MSG_WELCOME:
 		lib.session = m.u.welcome->session;
 		if (!lib.ring_order_env)
@@ -629,7 +701,10 @@ conn_main(void *arg)
 				lib.sock = sock;
 				pthread_mutex_unlock(&lib.lock);
 			}
+			/* The pool ring comes before the providers' acks,
+			 * which main() waits for: its first thread has it. */
 			if (sock == -1 || conn_send_hello(sock) == -1 ||
+			    conn_send_spare_ask(sock) == -1 ||
 			    conn_flush_pending(sock) == -1) {
 				conn_down(&sock);
 				pfd[0].fd = lib.wake_fd;
@@ -733,6 +808,8 @@ conn_atfork_child(void)
 		lp->sent = 0;
 		lp->acked = 0;
 	}
+	/* The parent's pool ring is the parent's: both would write it. */
+	conn_spare_drop_locked();
 	/* The thread starts again with the child's first ring. */
 }
 

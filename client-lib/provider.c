@@ -47,6 +47,7 @@ struct lib lib = {
 	.wake_fd = -1,
 	.pager_fd = -1,
 	.sock = -1,
+	.spare_fd = -1,
 	.ring_order = TRACED_RING_ORDER_DEFAULT,
 	.ring_start_order = TRACED_RING_ORDER_INIT,
 	.connect_timeout_ms = 200,

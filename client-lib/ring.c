@@ -575,6 +575,37 @@ ring_reuse_locked(uint32_t max_order)
 }
 
 /*
+ * Map a ring from the daemon's pool (daemon/pool.c), map_len bytes, at
+ * an address aligned as the 2 MiB pages the daemon made it of: then the
+ * kernel maps those whole, and the thread's first pass through the ring
+ * costs what the next ones do.  Returns the mapping, or MAP_FAILED.
+ */
+static uint8_t *
+ring_map_spare(int fd, size_t map_len)
+{
+	const size_t huge = (size_t)2 << 20;
+	uint8_t *res, *p, *end;
+
+	res = mmap(NULL, map_len + huge, PROT_NONE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return MAP_FAILED;
+	p = (uint8_t *)(((uintptr_t)res + huge - 1) & ~(uintptr_t)(huge - 1));
+	if (mmap(p, map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+	    fd, 0) == MAP_FAILED) {
+		munmap(res, map_len + huge);
+		return MAP_FAILED;
+	}
+	/* Only [p, p + map_len) stays, as ring_free() expects. */
+	if (p > res)
+		munmap(res, (size_t)(p - res));
+	end = p + ((map_len + 4095) & ~(size_t)4095);
+	if (end < res + map_len + huge)
+		munmap(end, (size_t)(res + map_len + huge - end));
+	return p;
+}
+
+/*
  * Create this thread's ring and publish it to the library, which sends
  * it to the daemon.  Returns 0 or -1.  Allocates and makes system
  * calls: once per thread.
@@ -588,7 +619,7 @@ ring_create(struct traced_thread *t)
 	struct lring *r;
 	size_t map_len;
 	uint8_t *base;
-	int fd, i, sent;
+	int fd, i, sent, spare;
 
 	/* A thread may trace before any provider registered. */
 	pthread_mutex_lock(&lib.lock);
@@ -605,36 +636,76 @@ ring_create(struct traced_thread *t)
 		ring_attach(t, r, sent);
 		return 0;
 	}
+	/* A ring from the daemon's pool, if we hold one of this size. */
+	spare = -1;
+	if (!lib.disabled && lib.spare_fd != -1 &&
+	    lib.spare_order == max_order) {
+		spare = lib.spare_fd;
+		lib.spare_fd = -1;
+	} else if (lib.spare_seen && lib.spare_fd == -1) {
+		/*
+		 * The daemon has a pool and this thread found none left:
+		 * ask for one for the next thread (once this RING is out).
+		 * Not after every take: a program of one busy thread would
+		 * hold a second ring it never uses.
+		 */
+		lib.spare_ask = 1;
+	}
 	pthread_mutex_unlock(&lib.lock);
 	/* TRACED_RING_START, at most the size the ring may grow to. */
 	order = lib.ring_start_order;
 	if (order > max_order)
 		order = max_order;
-	size = traced_ring_size(order);
 	map_len = (size_t)traced_ring_file_size(max_order);
 	if (lib.disabled)
 		return -1;
 	r = calloc(1, sizeof(*r));
-	if (r == NULL)
+	if (r == NULL) {
+		if (spare != -1)
+			close(spare);
 		return -1;
-	fd = memfd_create("traced-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd == -1)
-		goto fail;
-	if (ftruncate(fd, (off_t)map_len) == -1 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) == -1)
-		goto fail_fd;
-	/* One mapping, nothing populated: the memfd is sparse. */
-	base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (base == MAP_FAILED)
-		goto fail_fd;
+	}
+	base = MAP_FAILED;
+	if (spare != -1) {
+		/*
+		 * Its pages are made: it starts at its largest size, which
+		 * costs no memory that is not spent already, and no pager
+		 * work is left.  Unmappable, it goes; a memfd of our own
+		 * serves.
+		 */
+		fd = spare;
+		base = ring_map_spare(fd, map_len);
+		if (base == MAP_FAILED)
+			close(fd);
+		else
+			order = max_order;
+	}
+	if (base == MAP_FAILED) {
+		spare = -1;
+		fd = memfd_create("traced-ring", MFD_CLOEXEC |
+		    MFD_ALLOW_SEALING);
+		if (fd == -1)
+			goto fail;
+		if (ftruncate(fd, (off_t)map_len) == -1 ||
+		    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+		    F_SEAL_SEAL) == -1)
+			goto fail_fd;
+		/* One mapping, nothing populated: the memfd is sparse. */
+		base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, 0);
+		if (base == MAP_FAILED)
+			goto fail_fd;
+	}
+	size = traced_ring_size(order);
 	/*
 	 * The header and the first data pages now, so that the thread's
 	 * next events do not fault; the pager makes the rest when the
-	 * thread gets near them.
+	 * thread gets near them.  A pool ring is ready whole.
 	 */
-	first = size < RING_PREP_FIRST ? size : RING_PREP_FIRST;
-	pager_prepare(base, TRACED_RING_HDR_SIZE + first);
+	first = spare != -1 ? size : size < RING_PREP_FIRST ? size :
+	    RING_PREP_FIRST;
+	if (spare == -1)
+		pager_prepare(base, TRACED_RING_HDR_SIZE + first);
 	h = (struct traced_ring_hdr *)(void *)base;
 	h->magic = TRACED_RING_MAGIC;
 	h->version = TRACED_RING_VERSION;
@@ -657,6 +728,8 @@ ring_create(struct traced_thread *t)
 	r->tid = (pid_t)h->tid;
 	r->prep_end = first;
 	r->prep_want = first;
+	if (spare != -1)
+		r->huge_end = size;	/* nothing for the pager to offer */
 	r->rate_ns = traced_clock_monotonic();
 	r->pace = UINT64_MAX;
 	r->grow_ready = order;
@@ -674,6 +747,8 @@ ring_create(struct traced_thread *t)
 	}
 	pthread_mutex_unlock(&lib.lock);
 	ring_attach(t, r, sent);
+	if (sent && lib.spare_ask)
+		lib_wake();	/* to ask for the next pool ring */
 	return 0;
 
 fail_fd:

@@ -612,7 +612,7 @@ session_ring_index(struct session *s, struct sring *r)
 	return 0;
 }
 
-/* Send a message to the client; the daemon never sends descriptors. */
+/* Send a message to the client (the pool's rings: session_spare_send()). */
 void
 session_send(struct session *s, const void *msg, size_t len)
 {
@@ -1490,6 +1490,10 @@ session_add_ring(struct session *s, const struct traced_msg_ring *m, int fd)
 		    why != NULL ? why : strerror(errno));
 		return -1;
 	}
+	/* A thread took the pool ring the client held: it may ask again. */
+	if (s->spare_ino != 0 && fst.st_ino == s->spare_ino &&
+	    fst.st_dev == s->spare_dev)
+		s->spare_ino = 0;
 	/*
 	 * A ring we parked, given to a new thread: its header is mapped
 	 * already.  Otherwise only the header page is mapped here.  The
@@ -1631,6 +1635,95 @@ session_notify_unknown(struct session *s)
 			writeout_notify(r);
 }
 
+/*
+ * Send s a ring from the pool (pool.c) if it asked for one, holds none
+ * unused, and one of its size is ready.  Loop thread.
+ */
+static void
+session_spare_send(struct session *s)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct traced_msg_spare m;
+	struct iovec iov = { &m, sizeof(m) };
+	struct msghdr mh;
+	struct stat st;
+	int fd;
+
+	if (s->spare_order == 0 || s->spare_ino != 0 || s->fd == -1 ||
+	    s->closing)
+		return;
+	/* Asked for, and none given since: one now, or when made. */
+	if ((fd = pool_take(s->spare_order)) == -1)
+		return;		/* served when one is made */
+	if (fstat(fd, &st) == -1) {
+		close(fd);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_SPARE, sizeof(m));
+	m.max_order = s->spare_order;
+	memset(&mh, 0, sizeof(mh));
+	memset(&cm, 0, sizeof(cm));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+	CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+	CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &fd, sizeof(int));
+	if (sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)sizeof(m)) {
+		/* The client is not reading: its ring goes, a new one is
+		 * made; it may ask again. */
+		log_debug("session %u: sending a pool ring: %s", s->id,
+		    strerror(errno));
+		close(fd);
+		return;
+	}
+	close(fd);
+	s->spare_dev = st.st_dev;
+	s->spare_ino = st.st_ino;
+	log_debug("session %u: %s[%d] given a pool ring of %llu bytes",
+	    s->id, s->comm, (int)s->pid,
+	    (unsigned long long)traced_ring_size(s->spare_order));
+	s->spare_order = 0;		/* answered */
+}
+
+/* A pool ring was made: serve the sessions waiting for one. */
+void
+session_spares_serve(void)
+{
+	struct session *s;
+
+	TAILQ_FOREACH(s, &td->sessions, entry)
+		session_spare_send(s);
+}
+
+/*
+ * SPARE_ASK.  Only the daemon's own uid is served: a pool ring is
+ * memory charged to the daemon that the client may keep (pool.c).
+ * Others are told nothing and make their rings themselves, as before.
+ */
+static int
+session_spare_ask(struct session *s, const struct traced_msg_spare *m)
+{
+	if (!s->welcomed) {
+		limits_logx(s->uid, "session %u: SPARE_ASK before HELLO",
+		    s->id);
+		return -1;
+	}
+	if (s->uid != geteuid())
+		return 0;
+	s->spare_order = m->max_order != 0 ? m->max_order :
+	    td->cfg.ring_order;
+	session_spare_send(s);
+	return 0;
+}
+
 static int
 session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 {
@@ -1663,6 +1756,8 @@ session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 	case TRACED_MSG_TRACER:
 	case TRACED_MSG_FUNC_STATS:
 		return func_msg(s, m, fds);
+	case TRACED_MSG_SPARE_ASK:
+		return session_spare_ask(s, m->u.spare);
 	default:
 		limits_logx(s->uid, "session %u: unexpected message type %u",
 		    s->id, m->type);

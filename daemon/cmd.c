@@ -791,6 +791,7 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 	const struct session *s;
 	const struct sring *rg;
 	struct ring_now n;
+	struct pool_stats ps;
 	unsigned nsessions = 0;
 	uint64_t all[TRACED_DROP_NCAUSES], wdirect, wcached;
 	char causes[256];
@@ -801,6 +802,7 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 	TAILQ_FOREACH(s, &td->sessions, entry)
 		nsessions++;
 	writeout_written(&wdirect, &wcached);
+	pool_stats(&ps);
 	if (reply_json(r))
 		reply_item(r, json_pack("{s:s, s:o, s:s, s:I, s:i, s:s, s:I, "
 		    "s:I, s:I, s:I, s:s, s:I}", "type", "trace", "trace_dir",
@@ -831,8 +833,27 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 		reply_line(r, "written: %" PRIu64 " MB directly to the disk, "
 		    "%" PRIu64 " MB through the page cache", wdirect / 1000000,
 		    wcached / 1000000);
+		if (ps.want > 0 || ps.ready > 0)
+			reply_line(r, "ring pool: %u of %u rings of %" PRIu64
+			    " KiB ready%s, for uid %u; %" PRIu64 " made "
+			    "(%" PRIu64 " MiB in 2 MiB pages, %" PRIu64 " MiB "
+			    "in 4 KiB), %" PRIu64 " given", ps.ready, ps.want,
+			    traced_ring_size(ps.order) / 1024, ps.making ?
+			    ", making one" : "", (unsigned)geteuid(), ps.made,
+			    ps.huge_bytes >> 20, ps.small_bytes >> 20,
+			    ps.given);
 		reply_line(r, "sessions: %u", nsessions);
 	}
+	if (reply_json(r))
+		reply_item(r, json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, "
+		    "s:I, s:I, s:I}", "type", "ring_pool", "want",
+		    (json_int_t)ps.want, "ready", (json_int_t)ps.ready,
+		    "ring_size", (json_int_t)traced_ring_size(ps.order),
+		    "making", ps.making, "uid", (json_int_t)geteuid(),
+		    "made", (json_int_t)ps.made, "given",
+		    (json_int_t)ps.given, "huge_bytes",
+		    (json_int_t)ps.huge_bytes, "small_bytes",
+		    (json_int_t)ps.small_bytes));
 	TAILQ_FOREACH(s, &td->sessions, entry) {
 		uint64_t ev = 0, lost;
 

@@ -47,6 +47,7 @@ static const struct config_key {
 	[CONFIG_TRACE_DIR]	= { "trace-dir", 1 },
 	[CONFIG_STATE_DIR]	= { "state-dir", 0 },
 	[CONFIG_RING_SIZE]	= { "ring-size", 1 },
+	[CONFIG_RING_POOL]	= { "ring-pool", 1 },
 	[CONFIG_WORKERS]	= { "workers", 0 },
 	[CONFIG_DRAIN_INTERVAL]	= { "drain-interval", 1 },
 	[CONFIG_WRITEOUT_NICE]	= { "writeout-nice", 1 },
@@ -418,6 +419,14 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 			return -1;
 		c->ring_order = o;
 		break;
+	case CONFIG_RING_POOL:
+		if (parse_uint(value, 0, POOL_MAX, &v) == -1) {
+			seterr(err, errsize, "'%s' is not a number of rings "
+			    "from 0 to %u", value, POOL_MAX);
+			return -1;
+		}
+		c->ring_pool = (unsigned)v;
+		break;
 	case CONFIG_WORKERS:
 		if (parse_uint(value, 1, 64, &v) == -1) {
 			seterr(err, errsize, "'%s' is not a number from 1 "
@@ -693,6 +702,8 @@ config_copy(struct config *dst, const struct config *src, unsigned keys)
 		rc |= set_str(&dst->state_dir, src->state_dir);
 	if (keys & CONFIG_BIT(CONFIG_RING_SIZE))
 		dst->ring_order = src->ring_order;
+	if (keys & CONFIG_BIT(CONFIG_RING_POOL))
+		dst->ring_pool = src->ring_pool;
 	if (keys & CONFIG_BIT(CONFIG_WORKERS))
 		dst->workers = src->workers;
 	if (keys & CONFIG_BIT(CONFIG_DRAIN_INTERVAL))
@@ -725,6 +736,9 @@ config_format(const struct config *c, int k, char *buf, size_t size)
 	case CONFIG_RING_SIZE:
 		ringsize_format(traced_ring_size(c->ring_order), buf,
 		    size);
+		break;
+	case CONFIG_RING_POOL:
+		snprintf(buf, size, "%u", c->ring_pool);
 		break;
 	case CONFIG_WORKERS:
 		snprintf(buf, size, "%u", c->workers);

@@ -76,8 +76,9 @@ usage(FILE *f)
 	fprintf(f,
 "usage: traced [-fhvV] [--foreground] [--config FILE] [--system]\n"
 "              [--runtime-dir DIR] [--trace-dir DIR] [--state-dir DIR]\n"
-"              [--ring-size BYTES] [--workers N] [--drain-interval MS]\n"
-"              [--writeout-nice N] [--stream-max-size BYTES]\n"
+"              [--ring-size BYTES] [--ring-pool N] [--workers N]\n"
+"              [--drain-interval MS] [--writeout-nice N]\n"
+"              [--stream-max-size BYTES]\n"
 "              [--set KEY=VALUE]...\n"
 "\n"
 "The traced daemon: drains the trace rings of traced programs into CTF\n"
@@ -99,6 +100,11 @@ usage(FILE *f)
 "      --ring-size BYTES   the most a traced thread's ring grows to, a power\n"
 "                          of two from 4K to 1G (default 16M; rings start\n"
 "                          at 1M; a process may ask with TRACED_RING_SIZE)\n"
+"      --ring-pool N       keep N rings of --ring-size with their memory made,\n"
+"                          0-64 (default 0): a thread that takes one writes\n"
+"                          its first pass as fast as the next ones; holds\n"
+"                          N x ring-size of memory; serves this daemon's\n"
+"                          own user only\n"
 "      --workers N         writeout threads, 1 to 64 (default: number of\n"
 "                          CPUs)\n"
 "      --drain-interval MS drain quiet rings this often (default 100)\n"
@@ -814,6 +820,11 @@ reload_apply(int k, const struct config *c)
 		return reload_trace_dir(c->trace_dir);
 	case CONFIG_RING_SIZE:
 		td->cfg.ring_order = c->ring_order;	/* new processes */
+		pool_set(td->cfg.ring_pool, td->cfg.ring_order);
+		return 0;
+	case CONFIG_RING_POOL:
+		td->cfg.ring_pool = c->ring_pool;
+		pool_set(td->cfg.ring_pool, td->cfg.ring_order);
 		return 0;
 	case CONFIG_DRAIN_INTERVAL:
 		td->cfg.drain_ms = c->drain_ms;
@@ -990,6 +1001,7 @@ main(int argc, char *argv[])
 		{ "trace-dir", required_argument, NULL, 't' },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "ring-size", required_argument, NULL, 'R' },
+		{ "ring-pool", required_argument, NULL, 'P' },
 		{ "workers", required_argument, NULL, 'W' },
 		{ "drain-interval", required_argument, NULL, 'D' },
 		{ "writeout-nice", required_argument, NULL, 'N' },
@@ -1035,6 +1047,9 @@ main(int argc, char *argv[])
 			break;
 		case 'R':
 			key = CONFIG_RING_SIZE;
+			break;
+		case 'P':
+			key = CONFIG_RING_POOL;
 			break;
 		case 'W':
 			key = CONFIG_WORKERS;
@@ -1188,6 +1203,8 @@ main(int argc, char *argv[])
 	writeout_set_direct(td->cfg.direct_io);
 	if (intake_start(td->base, td->cfg.writeout_nice) == -1)
 		fatalx("cannot start the intake thread");
+	if (pool_start(td->base, td->cfg.ring_pool, td->cfg.ring_order) == -1)
+		fatalx("cannot start the ring pool thread");
 	if (client_listen(td->client_fd) == -1 ||
 	    control_listen(td->control_fd) == -1)
 		fatalx("cannot watch the sockets");
@@ -1218,6 +1235,7 @@ main(int argc, char *argv[])
 	event_base_dispatch(td->base);
 
 	control_close_all();
+	pool_stop();
 	intake_stop();
 	writeout_free(td->wo);
 	index_close();

@@ -328,6 +328,11 @@ struct session {
 	unsigned	 late_unwarned;	/* ms, the drain thread's worst */
 	pid_t		 tid_unwarned;	/* a thread that lost some of them */
 	unsigned	 order_unwarned; /* the largest size its rings could take */
+	uint32_t	 spare_order;	/* asks the ring pool for one of
+					   2^spare_order (pool.c); 0: not,
+					   or answered */
+	dev_t		 spare_dev;	/* the spare it holds and has not */
+	ino_t		 spare_ino;	/* used, or 0 */
 
 	/* For the index (index.c). */
 	char		*cmdline;	/* owned; NULL if unreadable */
@@ -403,6 +408,7 @@ struct config {
 	char		*trace_dir;
 	char		*state_dir;
 	uint32_t	 ring_order;
+	unsigned	 ring_pool;	/* rings kept ready (pool.c) */
 	unsigned	 workers;
 	unsigned	 drain_ms;
 	int		 writeout_nice;	/* niceness of the writeout threads */
@@ -492,6 +498,7 @@ int	session_meta_given_up(const struct session *s);
 void	session_meta_retry(struct session *s);
 #define SESSION_META_GRACE_NS	(60 * UINT64_C(1000000000))
 void	session_send(struct session *s, const void *msg, size_t len);
+void	session_spares_serve(void);
 int	session_ensure_dir(struct session *s);
 void	session_job_done(struct session *s);
 void	sring_finished(struct sring *r);
@@ -695,6 +702,7 @@ enum {
 	CONFIG_TRACE_DIR,
 	CONFIG_STATE_DIR,
 	CONFIG_RING_SIZE,
+	CONFIG_RING_POOL,
 	CONFIG_WORKERS,
 	CONFIG_DRAIN_INTERVAL,
 	CONFIG_WRITEOUT_NICE,
@@ -748,6 +756,21 @@ struct intake_job {
 	void	(*work)(struct intake_job *);
 	void	(*done)(struct intake_job *);
 };
+/* pool.c */
+#define POOL_MAX	64		/* ring-pool: most rings kept ready */
+struct pool_stats {
+	unsigned	 want, ready;
+	int		 making;
+	uint32_t	 order;
+	uint64_t	 made, given;
+	uint64_t	 huge_bytes, small_bytes;
+};
+int	pool_start(struct event_base *base, unsigned want, uint32_t order);
+void	pool_set(unsigned want, uint32_t order);
+int	pool_take(uint32_t order);
+void	pool_stats(struct pool_stats *st);
+void	pool_stop(void);
+
 int	intake_start(struct event_base *base, int nice);
 void	intake_submit(struct intake_job *j);
 int	intake_idle(void);

@@ -32,12 +32,14 @@ static const struct wire_type_info wire_types[TRACED_MSG_TYPE_MAX] = {
 	[TRACED_MSG_TRACER] = { sizeof(struct traced_msg_tracer), 0, 0 },
 	[TRACED_MSG_FUNC_STATS] = {
 		sizeof(struct traced_msg_func_stats), 0, 0 },
+	[TRACED_MSG_SPARE_ASK] = { sizeof(struct traced_msg_spare), 0, 0 },
 	[TRACED_MSG_WELCOME] = { sizeof(struct traced_msg_welcome), 0, 0 },
 	[TRACED_MSG_PROVIDER_ACK] = {
 		sizeof(struct traced_msg_provider_ack), 0, 0 },
 	[TRACED_MSG_RULES_ACK] = { sizeof(struct traced_msg_rules_ack), 0, 0 },
 	[TRACED_MSG_FUNC_APPLY] = {
 		sizeof(struct traced_msg_func_apply), 0, 0 },
+	[TRACED_MSG_SPARE] = { sizeof(struct traced_msg_spare), 1, 0 },
 	[TRACED_MSG_CTL_REQUEST] = {
 		sizeof(struct traced_msg_ctl_request), 0, 1 },
 	[TRACED_MSG_CTL_LINE] = { sizeof(struct traced_msg_hdr), 0, 1 },
@@ -102,6 +104,9 @@ wire_pad_zero(const struct wire_msg *m)
 		return m->u.func_apply->pad == 0;
 	case TRACED_MSG_CTL_REQUEST:
 		return m->u.ctl_request->pad == 0;
+	case TRACED_MSG_SPARE_ASK:
+	case TRACED_MSG_SPARE:
+		return m->u.spare->pad == 0;
 	default:
 		return 1;
 	}
@@ -145,6 +150,16 @@ wire_check_body(struct wire_msg *m, const char **why)
 			    -EBADMSG);
 		if (m->u.ring->tid == 0)
 			return wire_fail(why, "ring without a thread id",
+			    -EBADMSG);
+		break;
+	case TRACED_MSG_SPARE_ASK:
+	case TRACED_MSG_SPARE:
+		/* 0 asks for the daemon's size; a SPARE names its own. */
+		if ((m->u.spare->max_order != 0 ||
+		    m->type == TRACED_MSG_SPARE) &&
+		    (m->u.spare->max_order < TRACED_RING_ORDER_MIN ||
+		    m->u.spare->max_order > TRACED_RING_ORDER_MAX))
+			return wire_fail(why, "ring size out of range",
 			    -EBADMSG);
 		break;
 	case TRACED_MSG_WELCOME:

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRACED_PROTOCOL_VERSION	4
+#define TRACED_PROTOCOL_VERSION	5
 
 #define TRACED_CLIENT_SOCK	"client.sock"
 #define TRACED_CONTROL_SOCK	"control.sock"
@@ -46,11 +46,13 @@ enum traced_msg_type {
 	TRACED_MSG_FUNCS,
 	TRACED_MSG_TRACER,
 	TRACED_MSG_FUNC_STATS,
+	TRACED_MSG_SPARE_ASK,		/* the ring pool: see below */
 	/* client.sock, daemon to client: 32..63 */
 	TRACED_MSG_WELCOME = 32,
 	TRACED_MSG_PROVIDER_ACK,
 	TRACED_MSG_RULES_ACK,
 	TRACED_MSG_FUNC_APPLY,
+	TRACED_MSG_SPARE,
 	/* control.sock, tracectl to daemon: 64..95 */
 	TRACED_MSG_CTL_REQUEST = 64,
 	/* control.sock, daemon to tracectl: 96..127 */
@@ -197,6 +199,28 @@ struct traced_msg_welcome {
 	uint32_t	clock;		/* enum traced_clock_kind */
 	uint32_t	ring_order;	/* rings may grow to 2^ring_order */
 	uint32_t	paused;		/* 1: trace-file off */
+	uint32_t	pad;		/* zero: refused otherwise */
+};
+
+/*
+ * The ring pool (daemon/pool.c).  A daemon started with --ring-pool
+ * keeps rings whose pages are made already, so that a thread's first
+ * pass through its ring costs no more than the next ones.  A client
+ * sends SPARE_ASK once it said HELLO, and again when a thread found
+ * none left; the daemon answers with a SPARE when it has a ring of that
+ * size for the client (its own uid only), at once or when one is made,
+ * and not while the client holds one it has not sent back as a RING.
+ *
+ * SPARE_ASK: max_order the client's rings grow to, or 0 for the
+ * daemon's (WELCOME's ring_order).
+ * SPARE: carries one memfd of traced_ring_file_size(max_order) bytes,
+ * sealed (F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_SEAL), all zero, its pages
+ * made.  The thread that takes it writes the header and sends it back
+ * as a RING, like a memfd of its own.
+ */
+struct traced_msg_spare {
+	struct traced_msg_hdr hdr;
+	uint32_t	max_order;
 	uint32_t	pad;		/* zero: refused otherwise */
 };
 
@@ -353,6 +377,7 @@ _Static_assert(sizeof(struct traced_msg_func_stats) == 48, "wire");
 _Static_assert(sizeof(struct traced_msg_func_apply) == 24, "wire");
 _Static_assert(sizeof(struct traced_msg_ctl_request) == 24, "wire");
 _Static_assert(sizeof(struct traced_msg_ctl_end) == 16, "wire");
+_Static_assert(sizeof(struct traced_msg_spare) == 16, "wire");
 
 /*
  * A received message, validated.  Points into the caller's buffer.
@@ -375,6 +400,7 @@ struct wire_msg {
 		const struct traced_msg_func_apply	*func_apply;
 		const struct traced_msg_ctl_request	*ctl_request;
 		const struct traced_msg_ctl_end		*ctl_end;
+		const struct traced_msg_spare		*spare;
 		const struct traced_msg_hdr		*hdr;
 	} u;
 	const char	*payload;	/* trailing bytes, if the type has them */

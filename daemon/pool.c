@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * The ring pool: rings whose memory is made before a program needs it.
+ *
+ * DESIGN
+ *
+ * A thread's first pass through a fresh ring pays for every page of it:
+ * on the virtual machines we measured, about 2.2 us of CPU per 4 KiB
+ * page whoever makes it (the host hands the memory back fresh), so a
+ * 256 MiB ring's first 2 M events cost 30-50 ns each instead of 9.  No
+ * pager in the traced process can hide that: the pages must exist
+ * before the burst, and the burst may start with the program.  LTTng
+ * pays the same cost when its consumer daemon makes the buffers, at
+ * registration.
+ *
+ * With --ring-pool N the daemon keeps N rings of its ring size
+ * (--ring-size) ready: memfds sealed as a client seals its own, every
+ * page made, in 2 MiB pages where the kernel gives them (MADV_COLLAPSE
+ * works on shared memory even when shmem_enabled is "never"; a thread
+ * then writes its first pass as fast as the next ones, measured), else
+ * in 4 KiB pages.  A client asks for one when it connects (SPARE_ASK,
+ * proto/wire.h); the daemon sends it one, and another each time the
+ * client, having sent the last back as a RING, asks again because a
+ * thread found none left.  The pool thread makes a new ring for each
+ * one given, as SCHED_IDLE: the memory is made while a CPU is idle,
+ * never at the cost of a burst (made beside one, it slowed the burst's
+ * first pass from 10 to 17 ns an event, measured).
+ *
+ * Who gets one: only clients of the daemon's own uid.  The pages are
+ * charged to the daemon (its memory cgroup), and a client keeps the
+ * memfd as long as it likes, even after it disconnects: served to other
+ * users, the pool would let each of them hold the daemon's memory
+ * without limit.  A pool ring is always new memory, never a ring
+ * another process used, so nothing of anyone's trace is passed on.
+ *
+ * The loop thread owns the sessions; this thread only makes memfds and
+ * hands them over through the ready list, waking the loop with an
+ * eventfd when one is made (client.c then serves sessions waiting).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "ring.h"
+#include "traced.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25	/* Linux 6.1 */
+#endif
+
+#define POOL_HUGE		(2u << 20)
+#define POOL_NICE		19
+/* The daemon is quiet: it wrote less than this ... */
+#define POOL_QUIET_BYTES	(1u << 20)
+/* ... in this long (a ring is made then, or after the longest wait). */
+#define POOL_QUIET_MS		100u
+#define POOL_QUIET_MAX_MS	10000u
+
+struct pool_ring {
+	int		 fd;
+	uint32_t	 order;
+};
+
+static struct {
+	pthread_mutex_t	 lock;
+	pthread_cond_t	 cond;
+	struct pool_ring ready[POOL_MAX];	/* under lock */
+	unsigned	 nready;		/* under lock */
+	unsigned	 want;			/* under lock: ring-pool */
+	uint32_t	 order;			/* under lock: ring-size */
+	int		 making;		/* under lock */
+	int		 stop;			/* under lock */
+	uint64_t	 made, given;		/* under lock */
+	uint64_t	 huge_bytes, small_bytes; /* under lock: how made */
+	char		 failed[160];		/* under lock: last error */
+	pthread_t	 thread;
+	int		 running;
+	int		 efd;			/* made -> loop */
+	struct event	*ev;
+} pl = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+	.efd = -1,
+};
+
+/*
+ * Make every page of [p, p + len) (p 2 MiB aligned), in huge pages
+ * where the kernel gives them.  Returns the bytes made huge.
+ */
+static uint64_t
+pool_populate(uint8_t *p, size_t len)
+{
+	size_t whole = len & ~(size_t)(POOL_HUGE - 1), off;
+	uint64_t huge = 0;
+
+	/*
+	 * MADV_COLLAPSE builds a huge page only over a block that has a
+	 * page in it already: one write each, then collapse them all.
+	 * It fails (EINVAL) where shared memory may not be huge, and a
+	 * block may stay small (EAGAIN, ENOMEM): what is left is made in
+	 * small pages just below.
+	 */
+	if (whole > 0) {
+		for (off = 0; off < whole; off += POOL_HUGE)
+			p[off] = 0;
+		if (madvise(p, whole, MADV_COLLAPSE) == 0)
+			huge = whole;
+	}
+	if (madvise(p, len, MADV_POPULATE_WRITE) == -1)
+		for (off = 0; off < len; off += 4096)
+			p[off] = 0;	/* before Linux 5.14 */
+	return huge;
+}
+
+/*
+ * A new pool ring of 2^order bytes: a memfd sealed as ring.c seals its
+ * own, all pages made.  Returns the fd, or -1 with pl.failed saying why.
+ */
+static int
+pool_make(uint32_t order, uint64_t *huge)
+{
+	size_t len = (size_t)traced_ring_file_size(order);
+	uint8_t *res, *p;
+	char why[128];
+	int fd;
+
+	fd = memfd_create("traced-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd == -1) {
+		snprintf(why, sizeof(why), "memfd_create: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	if (ftruncate(fd, (off_t)len) == -1 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_SEAL) == -1) {
+		snprintf(why, sizeof(why), "sizing the memfd: %s",
+		    strerror(errno));
+		goto fail_fd;
+	}
+	/* A huge page needs its address aligned as its file offset is. */
+	res = mmap(NULL, len + POOL_HUGE, PROT_NONE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED) {
+		snprintf(why, sizeof(why), "mmap: %s", strerror(errno));
+		goto fail_fd;
+	}
+	p = (uint8_t *)(((uintptr_t)res + POOL_HUGE - 1) &
+	    ~(uintptr_t)(POOL_HUGE - 1));
+	if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+	    0) == MAP_FAILED) {
+		snprintf(why, sizeof(why), "mmap: %s", strerror(errno));
+		munmap(res, len + POOL_HUGE);
+		goto fail_fd;
+	}
+	*huge = pool_populate(p, len);
+	munmap(res, len + POOL_HUGE);
+	return fd;
+
+fail_fd:
+	close(fd);
+fail:
+	pthread_mutex_lock(&pl.lock);
+	snprintf(pl.failed, sizeof(pl.failed), "%s", why);
+	pthread_mutex_unlock(&pl.lock);
+	return -1;
+}
+
+/*
+ * Wait until the daemon writes less than POOL_QUIET_BYTES in a
+ * POOL_QUIET_MS, or POOL_QUIET_MAX_MS at most.  Making a ring beside a
+ * burst slows the burst even at SCHED_IDLE: much of the cost is in the
+ * hypervisor, which hands the memory over, not in this thread's CPU
+ * time (a first pass of 9-12 ns an event became 15-18, measured).  A
+ * program that takes a ring is often starting a burst.
+ */
+static void
+pool_wait_quiet(void)
+{
+	uint64_t d0, c0, d1, c1;
+	unsigned waited;
+
+	for (waited = 0; waited < POOL_QUIET_MAX_MS;
+	    waited += POOL_QUIET_MS) {
+		writeout_written(&d0, &c0);
+		usleep(POOL_QUIET_MS * 1000);
+		writeout_written(&d1, &c1);
+		if ((d1 - d0) + (c1 - c0) < POOL_QUIET_BYTES)
+			return;
+		pthread_mutex_lock(&pl.lock);
+		if (pl.stop) {
+			pthread_mutex_unlock(&pl.lock);
+			return;
+		}
+		pthread_mutex_unlock(&pl.lock);
+	}
+}
+
+static void *
+pool_main(void *arg)
+{
+	struct sched_param idle = { 0 };
+	uint64_t one = 1, huge;
+	uint32_t order;
+	sigset_t all;
+	unsigned i, n;
+	int fd;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	(void)prctl(PR_SET_NAME, "traced-pool", 0, 0, 0);
+	/* Only when a CPU has nothing else to do; nice 19 if not. */
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), POOL_NICE);
+	pthread_mutex_lock(&pl.lock);
+	for (;;) {
+		/* Rings of a size no longer asked for, or too many, go. */
+		for (i = n = 0; i < pl.nready; i++)
+			if (pl.ready[i].order == pl.order && n < pl.want)
+				pl.ready[n++] = pl.ready[i];
+			else
+				close(pl.ready[i].fd);
+		pl.nready = n;
+		if (pl.stop)
+			break;
+		if (pl.nready >= pl.want) {
+			pthread_cond_wait(&pl.cond, &pl.lock);
+			continue;
+		}
+		pthread_mutex_unlock(&pl.lock);
+		pool_wait_quiet();
+		pthread_mutex_lock(&pl.lock);
+		if (pl.stop || pl.nready >= pl.want)
+			continue;
+		order = pl.order;
+		pl.making = 1;
+		pthread_mutex_unlock(&pl.lock);
+
+		fd = pool_make(order, &huge);
+
+		pthread_mutex_lock(&pl.lock);
+		pl.making = 0;
+		if (fd == -1) {
+			/* Not again until the settings change (SIGHUP). */
+			pl.want = 0;
+			(void)!write(pl.efd, &one, sizeof(one));
+			continue;
+		}
+		pl.ready[pl.nready].fd = fd;
+		pl.ready[pl.nready].order = order;
+		pl.nready++;
+		pl.made++;
+		pl.huge_bytes += huge;
+		pl.small_bytes += traced_ring_file_size(order) - huge;
+		(void)!write(pl.efd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&pl.lock);
+	return NULL;
+}
+
+static void
+pool_made_cb(int fd, short what, void *arg)
+{
+	uint64_t n;
+	char why[sizeof(pl.failed)];
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	(void)!read(pl.efd, &n, sizeof(n));
+	pthread_mutex_lock(&pl.lock);
+	memcpy(why, pl.failed, sizeof(why));
+	pl.failed[0] = '\0';
+	pthread_mutex_unlock(&pl.lock);
+	if (why[0] != '\0')
+		log_warnx("ring pool: cannot make a ring: %s; no pool until "
+		    "the settings are reloaded (SIGHUP)", why);
+	session_spares_serve();
+}
+
+/*
+ * Start the pool thread, keeping 'want' rings of 2^order bytes.  0, or
+ * -1 (logged).  Loop thread, once.
+ */
+int
+pool_start(struct event_base *base, unsigned want, uint32_t order)
+{
+	sigset_t all, old;
+	int rc;
+
+	pl.want = want;
+	pl.order = order;
+	pl.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pl.efd == -1) {
+		log_warn("ring pool: eventfd");
+		return -1;
+	}
+	pl.ev = event_new(base, pl.efd, EV_READ | EV_PERSIST, pool_made_cb,
+	    NULL);
+	if (pl.ev == NULL || event_add(pl.ev, NULL) == -1) {
+		log_warnx("ring pool: cannot watch its eventfd");
+		return -1;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&pl.thread, NULL, pool_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		log_warnx("ring pool: cannot start its thread: %s",
+		    strerror(rc));
+		return -1;
+	}
+	pl.running = 1;
+	return 0;
+}
+
+/* New settings (SIGHUP): keep 'want' rings of 2^order.  Loop thread. */
+void
+pool_set(unsigned want, uint32_t order)
+{
+	pthread_mutex_lock(&pl.lock);
+	pl.want = want;
+	pl.order = order;
+	pl.failed[0] = '\0';
+	pthread_cond_signal(&pl.cond);
+	pthread_mutex_unlock(&pl.lock);
+}
+
+/*
+ * A ready ring of 2^order bytes, now the caller's, or -1 if there is
+ * none (one is being made if the pool is on).  Loop thread.
+ */
+int
+pool_take(uint32_t order)
+{
+	unsigned i;
+	int fd = -1;
+
+	pthread_mutex_lock(&pl.lock);
+	for (i = 0; i < pl.nready; i++)
+		if (pl.ready[i].order == order) {
+			fd = pl.ready[i].fd;
+			pl.ready[i] = pl.ready[--pl.nready];
+			pl.given++;
+			pthread_cond_signal(&pl.cond);
+			break;
+		}
+	pthread_mutex_unlock(&pl.lock);
+	return fd;
+}
+
+/* What the pool holds, for "info trace".  Any thread. */
+void
+pool_stats(struct pool_stats *st)
+{
+	pthread_mutex_lock(&pl.lock);
+	st->want = pl.want;
+	st->ready = pl.nready;
+	st->making = pl.making;
+	st->order = pl.order;
+	st->made = pl.made;
+	st->given = pl.given;
+	st->huge_bytes = pl.huge_bytes;
+	st->small_bytes = pl.small_bytes;
+	pthread_mutex_unlock(&pl.lock);
+}
+
+/* Stop the thread, free every ring.  At shutdown, after the loop. */
+void
+pool_stop(void)
+{
+	if (!pl.running)
+		return;
+	pthread_mutex_lock(&pl.lock);
+	pl.stop = 1;
+	pl.want = 0;
+	pthread_cond_signal(&pl.cond);
+	pthread_mutex_unlock(&pl.lock);
+	pthread_join(pl.thread, NULL);
+	event_free(pl.ev);
+	close(pl.efd);
+	pl.running = 0;
+}
