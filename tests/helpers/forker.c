@@ -4,9 +4,11 @@
  *
  * Test helper: traces, forks, and both processes go on tracing.
  *
- *   forker COUNT
+ *   forker COUNT [late]
  *
- * The parent emits test_marker(0..COUNT-1) before the fork and
+ * The parent emits test_marker(0..COUNT-1) before the fork (not with
+ * "late": its first event is after the fork, so it forks with no ring
+ * yet, and with a pool ring from the daemon if it has one) and
  * test_marker(COUNT..2*COUNT-1) after; the child emits
  * test_tick(0..COUNT-1).  The parent waits for the child and exits with
  * its status.
@@ -25,7 +27,7 @@ main(int argc, char *argv[])
 	int status;
 	pid_t pid;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; argc < 3 && i < n; i++)
 		trace_test_marker(i);
 	pid = fork();
 	if (pid == -1)

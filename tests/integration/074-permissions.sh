@@ -80,7 +80,7 @@ chown "$D:$D" "$RUN" "$T/state" "$TRACES"
 # DAEMON_PID must be the daemon's.
 setpriv --reuid="$D" --regid="$D" --init-groups "$BIN/traced" --foreground \
 	--system --runtime-dir "$RUN" --trace-dir "$TRACES" \
-	--state-dir "$T/state" >>"$T/traced.log" 2>&1 &
+	--state-dir "$T/state" --ring-pool 1 >>"$T/traced.log" 2>&1 &
 DAEMON_PID=$!
 wait_for 10 test -S "$RUN/control.sock" || fail "traced did not start"
 [ "$(stat -c '%a %U' "$RUN/client.sock")" = "666 $D" ] ||
@@ -98,6 +98,22 @@ ctl trace-file flush >/dev/null
 ctl info trace | grep -q "emit\[[0-9]*\] uid $(id -u "$U")" ||
 	fail "the program of $U was not traced: $(ctl info trace)"
 ok "a program of $U (uid $(id -u "$U")) is traced"
+
+# The ring pool serves the daemon's own user only: its memory is charged
+# to the daemon, and a program may keep it (daemon/pool.c).
+wait_for 20 sh -c "'$BIN/tracectl' info trace | grep -q 'ring pool: 1 of 1 .*, 0 given'" ||
+	fail "no pool ring made: $(ctl info trace | grep 'ring pool')"
+as "$U" env TRACED_DEBUG=1 "$HELPERS/emit" -t 1 -n 20 >/dev/null 2>"$T/pool-u.err" ||
+	fail "emit as $U"
+! grep -q "pool ring" "$T/pool-u.err" ||
+	fail "a program of $U got the pool ring of $D: $(grep 'pool ring' "$T/pool-u.err")"
+ctl info trace | grep -q 'ring pool: 1 of 1 .*, 0 given' ||
+	fail "the pool gave a ring to $U: $(ctl info trace | grep 'ring pool')"
+as "$D" env TRACED_DEBUG=1 "$HELPERS/emit" -t 1 -n 20 >/dev/null 2>"$T/pool-d.err" ||
+	fail "emit as $D"
+grep -q "a pool ring of [0-9]* bytes from the daemon" "$T/pool-d.err" ||
+	fail "a program of $D got no pool ring: $(cat "$T/pool-d.err")"
+ok "the ring pool serves $D, the daemon's user, and not $U"
 
 expect() {	# STATUS USER COMMAND...
 	want=$1; shift

@@ -172,6 +172,7 @@ test_config_parse_every_key(void **state)
 	    "trace-dir=/data/traces#not a comment\n"
 	    "\tstate-dir\t=\t/var/lib/t\t\n"
 	    "ring-size = 8K   # 2^13\n"
+	    "ring-pool = 2\n"
 	    "workers = 3\r\n"
 	    "drain-interval = 250\n"
 	    "writeout-nice = 0\n"
@@ -192,6 +193,7 @@ test_config_parse_every_key(void **state)
 	    "stream-max-size = 64M\n", &c, &set, err, sizeof(err)), 0);
 	assert_int_equal(set, CONFIG_BIT(CONFIG_NKEYS) - 1);
 	assert_int_equal(c.direct_io, 0);
+	assert_int_equal(c.ring_pool, 2);
 	assert_int_equal(c.limit[LIMIT_SESSIONS], 7);
 	assert_int_equal(c.limit[LIMIT_RINGS], 100);
 	assert_int_equal(c.limit[LIMIT_RING_BYTES], 64u << 20);
@@ -280,6 +282,10 @@ test_config_parse_refuses_bad_values(void **state)
 	    "t.conf:1: writeout-nice: '20' is not a number from 0 to 19");
 	assert_refused("direct-io = yes\n",
 	    "t.conf:1: direct-io: 'yes' is neither on nor off");
+	assert_refused("ring-pool = 65\n",
+	    "t.conf:1: ring-pool: '65' is not a number of rings from 0 to 64");
+	assert_refused("ring-pool = -1\n",
+	    "t.conf:1: ring-pool: '-1' is not a number of rings from 0 to 64");
 	assert_refused("ring-size = big\n",
 	    "t.conf:1: ring-size: 'big' is not a size (a power of two "
 	    "from 4K to 1G, such as 1M)");
@@ -370,6 +376,7 @@ test_config_keys(void **state)
 	assert_int_equal(config_key_find("nope"), -1);
 	assert_true(config_key_reloadable(CONFIG_TRACE_DIR));
 	assert_true(config_key_reloadable(CONFIG_RING_SIZE));
+	assert_true(config_key_reloadable(CONFIG_RING_POOL));
 	assert_true(config_key_reloadable(CONFIG_DRAIN_INTERVAL));
 	assert_true(config_key_reloadable(CONFIG_WRITEOUT_NICE));
 	assert_false(config_key_reloadable(CONFIG_RUNTIME_DIR));

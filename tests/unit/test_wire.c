@@ -261,6 +261,53 @@ test_wire_decodes_ring(void **state)
 	assert_int_equal(m.u.ring->max_order, 16);
 }
 
+/*
+ * The ring pool: SPARE_ASK names a size or 0 (the daemon's); SPARE
+ * names one, carries the ring, and nothing out of range passes.
+ */
+static void
+test_wire_decodes_spare(void **state)
+{
+	struct traced_msg_spare *sp = (struct traced_msg_spare *)mbuf;
+	struct wire_msg m;
+	const char *why;
+
+	(void)state;
+	memset(sp, 0, sizeof(*sp));
+	wire_hdr_init(&sp->hdr, TRACED_MSG_SPARE_ASK, sizeof(*sp));
+	decode_ok(mbuf, sizeof(*sp), 0, &m);
+	assert_int_equal(m.u.spare->max_order, 0);
+	sp->max_order = 28;
+	decode_ok(mbuf, sizeof(*sp), 0, &m);
+	assert_int_equal(m.u.spare->max_order, 28);
+	sp->max_order = TRACED_RING_ORDER_MAX + 1;
+	assert_int_equal(wire_decode(mbuf, sizeof(*sp), 0, &m, &why),
+	    -EBADMSG);
+	assert_string_equal(why, "ring size out of range");
+	sp->max_order = TRACED_RING_ORDER_MIN - 1;
+	assert_int_equal(wire_decode(mbuf, sizeof(*sp), 0, &m, &why),
+	    -EBADMSG);
+
+	wire_hdr_init(&sp->hdr, TRACED_MSG_SPARE, sizeof(*sp));
+	sp->max_order = 22;
+	decode_ok(mbuf, sizeof(*sp), 1, &m);
+	assert_int_equal(m.type, TRACED_MSG_SPARE);
+	assert_int_equal(m.u.spare->max_order, 22);
+	/* Without its ring, or naming no size: refused. */
+	assert_int_equal(wire_decode(mbuf, sizeof(*sp), 0, &m, &why),
+	    -EBADMSG);
+	assert_string_equal(why, "missing descriptor");
+	sp->max_order = 0;
+	assert_int_equal(wire_decode(mbuf, sizeof(*sp), 1, &m, &why),
+	    -EBADMSG);
+	assert_string_equal(why, "ring size out of range");
+	sp->max_order = 22;
+	sp->pad = 1;
+	assert_int_equal(wire_decode(mbuf, sizeof(*sp), 1, &m, &why),
+	    -EBADMSG);
+	assert_string_equal(why, "reserved bytes not zero");
+}
+
 static void
 test_wire_decodes_notify(void **state)
 {
@@ -381,7 +428,9 @@ test_wire_type_nfds_matches_protocol(void **state)
 	assert_int_equal(wire_type_nfds(TRACED_MSG_RULES), 1);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_WELCOME), 0);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_RULES_ACK), 0);
-	/* The daemon sends no descriptors at all. */
+	/* The daemon sends one: a ring from its pool. */
+	assert_int_equal(wire_type_nfds(TRACED_MSG_SPARE_ASK), 0);
+	assert_int_equal(wire_type_nfds(TRACED_MSG_SPARE), 1);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_PROVIDER_ACK), 0);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_CTL_REQUEST), 0);
 	assert_int_equal(wire_type_nfds(TRACED_MSG_CTL_LINE), 0);
@@ -475,7 +524,7 @@ static void
 test_wire_rejects_unknown_type(void **state)
 {
 	static const uint32_t bad[] = {
-		0, TRACED_MSG_FUNC_STATS + 1, 31, TRACED_MSG_FUNC_APPLY + 1, 63,
+		0, TRACED_MSG_SPARE_ASK + 1, 31, TRACED_MSG_SPARE + 1, 63,
 		TRACED_MSG_CTL_REQUEST + 1, 95, TRACED_MSG_TYPE_MAX, 1000,
 		UINT32_MAX,
 	};
@@ -1577,6 +1626,7 @@ main(void)
 		cmocka_unit_test(test_wire_decodes_hello),
 		cmocka_unit_test(test_wire_decodes_provider),
 		cmocka_unit_test(test_wire_decodes_ring),
+		cmocka_unit_test(test_wire_decodes_spare),
 		cmocka_unit_test(test_wire_decodes_notify),
 		cmocka_unit_test(test_wire_decodes_welcome_with_either_clock),
 		cmocka_unit_test(test_wire_decodes_provider_ack),
