@@ -15,8 +15,10 @@
 #     untraced (TRACED=0);
 #   - the first lap: one thread's rounds through a fresh 256 MiB
 #     buffer, the first against later ones, with what each run lost
-#     (traced twice: a ring made whole at the first event, which loses
-#     nothing, and one that grows into it, which does);
+#     (traced three times: a ring from the daemon's pool, made before
+#     the program started; a ring the thread makes 256 MiB at its first
+#     event, which loses nothing; and one that grows into it, which
+#     does);
 #   - the daemons' CPU per event at fixed paced rates (2 and 8 million
 #     events a second), traced with its defaults;
 #   - a busy machine: what is lost at 1 million events a second while
@@ -87,11 +89,12 @@ counter_events() {	# DIR: event messages babeltrace2 reads
 
 # ---- traced -------------------------------------------------------------
 
-td_start() {
+td_start() {	# [traced options]
 	export TRACED_RUNTIME_DIR="$T/td-run"
 	rm -rf "$T/td"
 	"$BIN/traced" --foreground --runtime-dir "$TRACED_RUNTIME_DIR" \
-		--trace-dir "$T/td" --state-dir "$T/td-state" 2>>"$T/traced.log" &
+		--trace-dir "$T/td" --state-dir "$T/td-state" "$@" \
+		2>>"$T/traced.log" &
 	TD_PID=$!
 	i=0
 	while [ ! -S "$TRACED_RUNTIME_DIR/control.sock" ]; do
@@ -330,6 +333,26 @@ set -- $thr_u $thr_t
 #   lttng: 4 x 64 MiB per CPU.
 lap_line() {
 	case $1 in
+	pool)
+		# The ring from the daemon's pool, made before the program
+		# starts (traced --ring-pool): wait until it is.
+		td_start --ring-size "$BIG" --ring-pool 1
+		"$BIN/tracectl" trace-event bench_ev on >/dev/null
+		i=0
+		until "$BIN/tracectl" info trace | grep -q "ring pool: 1 of 1"; do
+			i=$((i + 1)); [ $i -lt 600 ] || { say "no pool ring"; break; }
+			sleep 0.1
+		done
+		out=$(TRACED_RING_SIZE=$BIG "$B/bench-traced" lap "$EVENTS" 6)
+		"$BIN/tracectl" trace-file flush >/dev/null
+		"$BIN/tracectl" --json info trace > "$T/info.json"
+		td_stop
+		lost=$(grep -o '"type":"ended_ring"[^}]*"lost":[0-9]*' \
+			"$T/info.json" | sed 's/.*"lost"://' |
+			awk '{ n += $1 } END { print n + 0 }')
+		grep -q '"type":"ring_pool",[^}]*"given":1,' "$T/info.json" ||
+			lost="$lost(no-pool-ring-taken)"
+		;;
 	traced|grows)
 		td_start
 		"$BIN/tracectl" trace-event bench_ev on >/dev/null
@@ -369,6 +392,7 @@ lap_line() {
 }
 
 say "  first lap, 256 MiB buffers"
+lap_p=$(lap_line pool)
 lap_t=$(lap_line traced)
 lap_g=$(lap_line grows)
 lap_l=$(lap_line lttng)
@@ -376,7 +400,7 @@ lap_l=$(lap_line lttng)
 	echo
 	shm_thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null || true)
 	echo "first lap: one thread, rounds of $EVENTS events (ns/event each), 256 MiB buffers; first = round 1, later = median of rounds 4-6; lost = in the whole run (shared-memory huge pages: ${shm_thp:-unknown}):"
-	for l in "traced $lap_t" "grows $lap_g" "lttng $lap_l"; do
+	for l in "pool $lap_p" "traced $lap_t" "grows $lap_g" "lttng $lap_l"; do
 		echo "$l" | awk '{ c = $6 + 0; d = $7 + 0; e = $8 + 0
 			# median of rounds 4-6
 			if ((c <= d && d <= e) || (e <= d && d <= c)) m = d
@@ -385,9 +409,11 @@ lap_l=$(lap_line lttng)
 			printf "  %-7s rounds %s %s %s %s %s %s  first %s later %.2f ratio %.2f  lost %s\n",
 			    $1, $3, $4, $5, $6, $7, $8, $3, m, $3 / m, $9 }'
 	done
-	echo "  (traced: the ring is 256 MiB from the first event, TRACED_RING_START, made to lose nothing; grows: TRACED_RING_SIZE alone, a ring that starts at 1 MiB and loses the first burst's overflow, which flatters its first round)"
+	echo "  (pool: the ring comes from the daemon's pool, traced --ring-size 256M --ring-pool 1, its memory made before the program started, as LTTng's consumer makes its buffers at registration; traced: the thread makes its own ring, 256 MiB from the first event, TRACED_RING_START, losing nothing; grows: TRACED_RING_SIZE alone, a ring that starts at 1 MiB and loses the first burst's overflow, which flatters its first round)"
 } >> "$RES"
-printf ',\n{"case":"first lap","traced_rounds":[%s],"traced_lost":%s,"grows_rounds":[%s],"grows_lost":%s,"lttng_rounds":[%s],"lttng_lost":%s}' \
+printf ',\n{"case":"first lap","pool_rounds":[%s],"pool_lost":"%s","traced_rounds":[%s],"traced_lost":%s,"grows_rounds":[%s],"grows_lost":%s,"lttng_rounds":[%s],"lttng_lost":%s}' \
+	"$(echo "$lap_p" | awk '{ printf "%s,%s,%s,%s,%s,%s", $2, $3, $4, $5, $6, $7 }')" \
+	"$(echo "$lap_p" | awk '{ print $8 }')" \
 	"$(echo "$lap_t" | awk '{ printf "%s,%s,%s,%s,%s,%s", $2, $3, $4, $5, $6, $7 }')" \
 	"$(echo "$lap_t" | awk '{ print $8 }')" \
 	"$(echo "$lap_g" | awk '{ printf "%s,%s,%s,%s,%s,%s", $2, $3, $4, $5, $6, $7 }')" \
