@@ -115,36 +115,53 @@ intake_done_cb(int fd, short what, void *arg)
 	}
 }
 
+/*
+ * A thread of the daemon that reports to the loop: an eventfd in *efd
+ * that the loop watches (*ev, calling cb), and the thread, running
+ * main with every signal blocked from birth.  'what' names it in the
+ * log.  0, or -1 (logged).  Loop thread.
+ */
+int
+loop_worker_start(struct event_base *base, const char *what,
+    void *(*main)(void *), void (*cb)(int, short, void *), int *efd,
+    struct event **ev, pthread_t *th)
+{
+	sigset_t all, old;
+	int rc;
+
+	*efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (*efd == -1) {
+		log_warn("%s: eventfd", what);
+		return -1;
+	}
+	*ev = event_new(base, *efd, EV_READ | EV_PERSIST, cb, NULL);
+	if (*ev == NULL || event_add(*ev, NULL) == -1) {
+		log_warnx("%s: cannot watch its eventfd", what);
+		return -1;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(th, NULL, main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		log_warnx("%s: cannot start its thread: %s", what,
+		    strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
 /* Start the thread at niceness 'nice'.  0, or -1 (logged).  Loop
  * thread, once. */
 int
 intake_start(struct event_base *base, int nice)
 {
-	sigset_t all, old;
-	int rc;
-
 	ik.nice = nice;
 	ik.todo_tail = &ik.todo;
 	ik.done_tail = &ik.done;
-	ik.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ik.efd == -1) {
-		log_warn("intake: eventfd");
+	if (loop_worker_start(base, "intake", intake_main, intake_done_cb,
+	    &ik.efd, &ik.ev, &ik.thread) == -1)
 		return -1;
-	}
-	ik.ev = event_new(base, ik.efd, EV_READ | EV_PERSIST, intake_done_cb,
-	    NULL);
-	if (ik.ev == NULL || event_add(ik.ev, NULL) == -1) {
-		log_warnx("intake: cannot watch its eventfd");
-		return -1;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&ik.thread, NULL, intake_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		log_warnx("intake: cannot start its thread: %s", strerror(rc));
-		return -1;
-	}
 	ik.running = 1;
 	return 0;
 }

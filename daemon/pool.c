@@ -302,31 +302,11 @@ pool_made_cb(int fd, short what, void *arg)
 int
 pool_start(struct event_base *base, unsigned want, uint32_t order)
 {
-	sigset_t all, old;
-	int rc;
-
 	pl.want = want;
 	pl.order = order;
-	pl.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (pl.efd == -1) {
-		log_warn("ring pool: eventfd");
+	if (loop_worker_start(base, "ring pool", pool_main, pool_made_cb,
+	    &pl.efd, &pl.ev, &pl.thread) == -1)
 		return -1;
-	}
-	pl.ev = event_new(base, pl.efd, EV_READ | EV_PERSIST, pool_made_cb,
-	    NULL);
-	if (pl.ev == NULL || event_add(pl.ev, NULL) == -1) {
-		log_warnx("ring pool: cannot watch its eventfd");
-		return -1;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&pl.thread, NULL, pool_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		log_warnx("ring pool: cannot start its thread: %s",
-		    strerror(rc));
-		return -1;
-	}
 	pl.running = 1;
 	return 0;
 }

@@ -771,6 +771,9 @@ int	pool_take(uint32_t order);
 void	pool_stats(struct pool_stats *st);
 void	pool_stop(void);
 
+int	loop_worker_start(struct event_base *base, const char *what,
+	    void *(*main)(void *), void (*cb)(int, short, void *), int *efd,
+	    struct event **ev, pthread_t *th);
 int	intake_start(struct event_base *base, int nice);
 void	intake_submit(struct intake_job *j);
 int	intake_idle(void);
