@@ -321,8 +321,11 @@ set -- $thr_u $thr_t
 
 # ---- first lap -----------------------------------------------------------------
 
-# lap_line traced|grows|lttng: "lap r0 r1 ... r5 LOST" of 2M-event rounds
-# through a fresh 256 MiB buffer, and the events lost in the run.
+# lap_line pool|traced|grows|lttng: "lap r0 r1 ... r5 LOST" of 2M-event
+# rounds through a fresh 256 MiB buffer, and the events lost in the run.
+#   pool: the ring from the daemon's pool (traced --ring-pool 1), its
+#     memory made before the program started, as LTTng's consumer makes
+#     its buffers when a program registers;
 #   traced: a ring made 256 MiB at the first event (TRACED_RING_START,
 #     as in the no-loss rows): nothing is lost, so every round pays
 #     for all its events;
@@ -333,42 +336,41 @@ set -- $thr_u $thr_t
 #   lttng: 4 x 64 MiB per CPU.
 lap_line() {
 	case $1 in
-	pool)
-		# The ring from the daemon's pool, made before the program
-		# starts (traced --ring-pool): wait until it is.
-		td_start --ring-size "$BIG" --ring-pool 1
-		"$BIN/tracectl" trace-event bench_ev on >/dev/null
-		i=0
-		until "$BIN/tracectl" info trace | grep -q "ring pool: 1 of 1"; do
-			i=$((i + 1)); [ $i -lt 600 ] || { say "no pool ring"; break; }
-			sleep 0.1
-		done
-		out=$(TRACED_RING_SIZE=$BIG "$B/bench-traced" lap "$EVENTS" 6)
-		"$BIN/tracectl" trace-file flush >/dev/null
-		"$BIN/tracectl" --json info trace > "$T/info.json"
-		td_stop
-		lost=$(grep -o '"type":"ended_ring"[^}]*"lost":[0-9]*' \
-			"$T/info.json" | sed 's/.*"lost"://' |
-			awk '{ n += $1 } END { print n + 0 }')
-		grep -q '"type":"ring_pool",[^}]*"given":1,' "$T/info.json" ||
-			lost="$lost(no-pool-ring-taken)"
-		;;
-	traced|grows)
-		td_start
-		"$BIN/tracectl" trace-event bench_ev on >/dev/null
-		if [ "$1" = traced ]; then
-			out=$(TRACED_RING_SIZE=$BIG TRACED_RING_START=$BIG \
-				"$B/bench-traced" lap "$EVENTS" 6)
+	pool|traced|grows)
+		if [ "$1" = pool ]; then
+			td_start --ring-size "$BIG" --ring-pool 1
 		else
-			out=$(TRACED_RING_SIZE=$BIG "$B/bench-traced" lap \
-				"$EVENTS" 6)
+			td_start
 		fi
+		"$BIN/tracectl" trace-event bench_ev on >/dev/null
+		case $1 in
+		pool)
+			# Made before the program starts: wait until it is.
+			i=0
+			until "$BIN/tracectl" info trace |
+			    grep -q "ring pool: 1 of 1"; do
+				i=$((i + 1))
+				[ $i -lt 600 ] || { say "no pool ring"; break; }
+				sleep 0.1
+			done
+			out=$(TRACED_RING_SIZE=$BIG "$B/bench-traced" lap \
+				"$EVENTS" 6) ;;
+		traced)
+			out=$(TRACED_RING_SIZE=$BIG TRACED_RING_START=$BIG \
+				"$B/bench-traced" lap "$EVENTS" 6) ;;
+		grows)
+			out=$(TRACED_RING_SIZE=$BIG "$B/bench-traced" lap \
+				"$EVENTS" 6) ;;
+		esac
 		"$BIN/tracectl" trace-file flush >/dev/null
 		"$BIN/tracectl" --json info trace > "$T/info.json"
 		td_stop
 		lost=$(grep -o '"type":"ended_ring"[^}]*"lost":[0-9]*' \
 			"$T/info.json" | sed 's/.*"lost"://' |
 			awk '{ n += $1 } END { print n + 0 }')
+		[ "$1" != pool ] ||
+			grep -q '"type":"ring_pool",[^}]*"given":1,' \
+			"$T/info.json" || lost="$lost(no-pool-ring-taken)"
 		;;
 	lttng)
 		rm -rf "$T/lt"
