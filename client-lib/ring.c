@@ -619,7 +619,7 @@ ring_create(struct traced_thread *t)
 	struct lring *r;
 	size_t map_len;
 	uint8_t *base;
-	int fd, i, sent, spare;
+	int fd, i, sent, spare, ask;
 
 	/* A thread may trace before any provider registered. */
 	pthread_mutex_lock(&lib.lock);
@@ -745,9 +745,10 @@ ring_create(struct traced_thread *t)
 		lib.child_wait = 0;
 		lib_wait_session_locked();
 	}
+	ask = lib.spare_ask;
 	pthread_mutex_unlock(&lib.lock);
 	ring_attach(t, r, sent);
-	if (sent && lib.spare_ask)
+	if (sent && ask)
 		lib_wake();	/* to ask for the next pool ring */
 	return 0;
 

@@ -711,7 +711,7 @@ session_hello(struct session *s, const struct traced_msg_hello *m)
 	w.session = s->id;
 	w.clock = s->clock == DCLOCK_TSC ? TRACED_CLOCK_TSC :
 	    TRACED_CLOCK_MONOTONIC;
-	w.ring_order = td->cfg.ring_order;
+	w.ring_order = s->ring_order = td->cfg.ring_order;
 	w.paused = (uint32_t)td->paused;
 	session_send(s, &w, sizeof(w));
 	log_debug("session %u: %s[%d] uid %u said hello", s->id, s->comm,
@@ -1395,6 +1395,8 @@ sring_start(struct sring *r)
 	return 0;
 }
 
+static void	session_spare_send(struct session *s);
+
 /*
  * A new thread took r's ring in-band (proto/ring.h, Handover) and the
  * drain thread, reading on, got to the THREAD record 'next' (drain.c
@@ -1492,8 +1494,10 @@ session_add_ring(struct session *s, const struct traced_msg_ring *m, int fd)
 	}
 	/* A thread took the pool ring the client held: it may ask again. */
 	if (s->spare_ino != 0 && fst.st_ino == s->spare_ino &&
-	    fst.st_dev == s->spare_dev)
+	    fst.st_dev == s->spare_dev) {
 		s->spare_ino = 0;
+		session_spare_send(s);	/* an ask that came first */
+	}
 	/*
 	 * A ring we parked, given to a new thread: its header is mapped
 	 * already.  Otherwise only the header page is mapped here.  The
@@ -1677,11 +1681,13 @@ session_spare_send(struct session *s)
 	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &fd, sizeof(int));
 	if (sendmsg(s->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) !=
 	    (ssize_t)sizeof(m)) {
-		/* The client is not reading: its ring goes, a new one is
-		 * made; it may ask again. */
+		/* The client is not reading: the ring goes back for the
+		 * next one, and this client is not served again until it
+		 * asks again. */
 		log_debug("session %u: sending a pool ring: %s", s->id,
 		    strerror(errno));
-		close(fd);
+		s->spare_order = 0;
+		pool_put(fd, m.max_order);
 		return;
 	}
 	close(fd);
@@ -1718,8 +1724,8 @@ session_spare_ask(struct session *s, const struct traced_msg_spare *m)
 	}
 	if (s->uid != geteuid())
 		return 0;
-	s->spare_order = m->max_order != 0 ? m->max_order :
-	    td->cfg.ring_order;
+	/* 0: the size its WELCOME said, even if ring-size changed since. */
+	s->spare_order = m->max_order != 0 ? m->max_order : s->ring_order;
 	session_spare_send(s);
 	return 0;
 }

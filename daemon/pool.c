@@ -72,6 +72,10 @@
 /* ... in this long (a ring is made then, or after the longest wait). */
 #define POOL_QUIET_MS		100u
 #define POOL_QUIET_MAX_MS	10000u
+/* After a ring could not be made, the next try. */
+#define POOL_RETRY_MS		10000u
+/* Pages made at a time: the pool stops between two. */
+#define POOL_STEP		(64u << 20)
 
 struct pool_ring {
 	int		 fd;
@@ -100,14 +104,27 @@ static struct {
 	.efd = -1,
 };
 
+/* Has pool_stop() been called?  Pool thread. */
+static int
+pool_stopping(void)
+{
+	int stop;
+
+	pthread_mutex_lock(&pl.lock);
+	stop = pl.stop;
+	pthread_mutex_unlock(&pl.lock);
+	return stop;
+}
+
 /*
  * Make every page of [p, p + len) (p 2 MiB aligned), in huge pages
- * where the kernel gives them.  Returns the bytes made huge.
+ * where the kernel gives them, POOL_STEP at a time so that a stopping
+ * daemon does not wait for a whole ring.  Returns the bytes made huge.
  */
 static uint64_t
 pool_populate(uint8_t *p, size_t len)
 {
-	size_t whole = len & ~(size_t)(POOL_HUGE - 1), off;
+	size_t whole = len & ~(size_t)(POOL_HUGE - 1), off, step, b;
 	uint64_t huge = 0;
 
 	/*
@@ -117,15 +134,19 @@ pool_populate(uint8_t *p, size_t len)
 	 * block may stay small (EAGAIN, ENOMEM): what is left is made in
 	 * small pages just below.
 	 */
-	if (whole > 0) {
-		for (off = 0; off < whole; off += POOL_HUGE)
-			p[off] = 0;
-		if (madvise(p, whole, MADV_COLLAPSE) == 0)
-			huge = whole;
+	for (off = 0; off < whole && !pool_stopping(); off += step) {
+		step = whole - off < POOL_STEP ? whole - off : POOL_STEP;
+		for (b = off; b < off + step; b += POOL_HUGE)
+			p[b] = 0;
+		if (madvise(p + off, step, MADV_COLLAPSE) == 0)
+			huge += step;
 	}
-	if (madvise(p, len, MADV_POPULATE_WRITE) == -1)
-		for (off = 0; off < len; off += 4096)
-			p[off] = 0;	/* before Linux 5.14 */
+	for (off = 0; off < len && !pool_stopping(); off += step) {
+		step = len - off < POOL_STEP ? len - off : POOL_STEP;
+		if (madvise(p + off, step, MADV_POPULATE_WRITE) == -1)
+			for (b = off; b < off + step; b += 4096)
+				p[b] = 0;	/* before Linux 5.14 */
+	}
 	return huge;
 }
 
@@ -190,6 +211,17 @@ fail:
  * time (a first pass of 9-12 ns an event became 15-18, measured).  A
  * program that takes a ring is often starting a burst.
  */
+/* Sleep ms, or less if the pool stops.  Pool thread. */
+static void
+pool_pause(unsigned ms)
+{
+	unsigned slept;
+
+	for (slept = 0; slept < ms && !pool_stopping();
+	    slept += POOL_QUIET_MS)
+		usleep(POOL_QUIET_MS * 1000);
+}
+
 static void
 pool_wait_quiet(void)
 {
@@ -201,14 +233,9 @@ pool_wait_quiet(void)
 		writeout_written(&d0, &c0);
 		usleep(POOL_QUIET_MS * 1000);
 		writeout_written(&d1, &c1);
-		if ((d1 - d0) + (c1 - c0) < POOL_QUIET_BYTES)
+		if ((d1 - d0) + (c1 - c0) < POOL_QUIET_BYTES ||
+		    pool_stopping())
 			return;
-		pthread_mutex_lock(&pl.lock);
-		if (pl.stop) {
-			pthread_mutex_unlock(&pl.lock);
-			return;
-		}
-		pthread_mutex_unlock(&pl.lock);
 	}
 }
 
@@ -219,8 +246,8 @@ pool_main(void *arg)
 	uint64_t one = 1, huge;
 	uint32_t order;
 	sigset_t all;
-	unsigned i, n;
-	int fd;
+	unsigned i, n, ngo;
+	int fd, go[POOL_MAX];
 
 	(void)arg;
 	sigfillset(&all);
@@ -231,13 +258,24 @@ pool_main(void *arg)
 		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), POOL_NICE);
 	pthread_mutex_lock(&pl.lock);
 	for (;;) {
-		/* Rings of a size no longer asked for, or too many, go. */
-		for (i = n = 0; i < pl.nready; i++)
+		/*
+		 * Rings of a size no longer asked for, or too many, go:
+		 * closed with the lock released, since freeing a ring's
+		 * memory takes long and the loop thread takes the lock.
+		 */
+		for (i = n = ngo = 0; i < pl.nready; i++)
 			if (pl.ready[i].order == pl.order && n < pl.want)
 				pl.ready[n++] = pl.ready[i];
 			else
-				close(pl.ready[i].fd);
+				go[ngo++] = pl.ready[i].fd;
 		pl.nready = n;
+		if (ngo > 0) {
+			pthread_mutex_unlock(&pl.lock);
+			while (ngo > 0)
+				close(go[--ngo]);
+			pthread_mutex_lock(&pl.lock);
+			continue;
+		}
 		if (pl.stop)
 			break;
 		if (pl.nready >= pl.want) {
@@ -258,15 +296,23 @@ pool_main(void *arg)
 		pthread_mutex_lock(&pl.lock);
 		pl.making = 0;
 		if (fd == -1) {
-			/* Not again until the settings change (SIGHUP). */
-			pl.want = 0;
+			/* Said by the loop; tried again a while later. */
 			(void)!write(pl.efd, &one, sizeof(one));
+			pthread_mutex_unlock(&pl.lock);
+			pool_pause(POOL_RETRY_MS);
+			pthread_mutex_lock(&pl.lock);
+			continue;
+		}
+		pl.made++;
+		if (pl.nready == POOL_MAX) {	/* pool_put() filled it */
+			pthread_mutex_unlock(&pl.lock);
+			close(fd);
+			pthread_mutex_lock(&pl.lock);
 			continue;
 		}
 		pl.ready[pl.nready].fd = fd;
 		pl.ready[pl.nready].order = order;
 		pl.nready++;
-		pl.made++;
 		pl.huge_bytes += huge;
 		pl.small_bytes += traced_ring_file_size(order) - huge;
 		(void)!write(pl.efd, &one, sizeof(one));
@@ -290,8 +336,9 @@ pool_made_cb(int fd, short what, void *arg)
 	pl.failed[0] = '\0';
 	pthread_mutex_unlock(&pl.lock);
 	if (why[0] != '\0')
-		log_warnx("ring pool: cannot make a ring: %s; no pool until "
-		    "the settings are reloaded (SIGHUP)", why);
+		log_warnx("ring pool: cannot make a ring: %s; trying again "
+		    "in %u s (programs make their own rings meanwhile)", why,
+		    POOL_RETRY_MS / 1000);
 	session_spares_serve();
 }
 
@@ -346,6 +393,29 @@ pool_take(uint32_t order)
 	return fd;
 }
 
+/*
+ * Give back a ring pool_take() gave, unused (the client did not take
+ * it): kept if the pool wants one of its size, else closed.  Loop
+ * thread.
+ */
+void
+pool_put(int fd, uint32_t order)
+{
+	int keep;
+
+	pthread_mutex_lock(&pl.lock);
+	keep = order == pl.order && pl.nready < pl.want;
+	if (keep) {
+		pl.ready[pl.nready].fd = fd;
+		pl.ready[pl.nready].order = order;
+		pl.nready++;
+		pl.given--;
+	}
+	pthread_mutex_unlock(&pl.lock);
+	if (!keep)
+		close(fd);
+}
+
 /* What the pool holds, for "info trace".  Any thread. */
 void
 pool_stats(struct pool_stats *st)
@@ -366,6 +436,8 @@ pool_stats(struct pool_stats *st)
 void
 pool_stop(void)
 {
+	struct sched_param normal = { 0 };
+
 	if (!pl.running)
 		return;
 	pthread_mutex_lock(&pl.lock);
@@ -373,6 +445,8 @@ pool_stop(void)
 	pl.want = 0;
 	pthread_cond_signal(&pl.cond);
 	pthread_mutex_unlock(&pl.lock);
+	/* Idle-class on a busy machine, it could wait long for a CPU. */
+	(void)pthread_setschedparam(pl.thread, SCHED_OTHER, &normal);
 	pthread_join(pl.thread, NULL);
 	event_free(pl.ev);
 	close(pl.efd);

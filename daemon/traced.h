@@ -328,6 +328,7 @@ struct session {
 	unsigned	 late_unwarned;	/* ms, the drain thread's worst */
 	pid_t		 tid_unwarned;	/* a thread that lost some of them */
 	unsigned	 order_unwarned; /* the largest size its rings could take */
+	uint32_t	 ring_order;	/* its rings' size, said in WELCOME */
 	uint32_t	 spare_order;	/* asks the ring pool for one of
 					   2^spare_order (pool.c); 0: not,
 					   or answered */
@@ -768,6 +769,7 @@ struct pool_stats {
 int	pool_start(struct event_base *base, unsigned want, uint32_t order);
 void	pool_set(unsigned want, uint32_t order);
 int	pool_take(uint32_t order);
+void	pool_put(int fd, uint32_t order);
 void	pool_stats(struct pool_stats *st);
 void	pool_stop(void);
 
