@@ -276,7 +276,6 @@ conn_spare_locked(const struct traced_msg_spare *m, int fd)
 		return;
 	}
 	lib.spare_fd = fd;
-	lib.spare_order = order;
 	lib.spare_seen = 1;
 	DEBUG("a pool ring of %llu bytes from the daemon, for the next "
 	    "thread", (unsigned long long)traced_ring_size(order));

@@ -145,8 +145,10 @@ struct lib {
 	uint32_t	 rules_acked;	/* the gen the daemon answered */
 	int		 rules_status;	/* its answer: 0, or -EDQUOT */
 	int		 spare_fd;	/* under lock: a ring from the daemon's
-					   pool (daemon/pool.c), or -1 */
-	uint32_t	 spare_order;	/* its size, 2^spare_order */
+					   pool (daemon/pool.c), or -1; of
+					   ring_order, which stays as it is
+					   until the connection, and the ring
+					   with it, goes */
 	int		 spare_ask;	/* under lock: ask for the next one */
 	int		 spare_seen;	/* under lock: the daemon has a pool
 					   (it sent one on this connection) */

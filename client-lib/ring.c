@@ -31,6 +31,10 @@
  * by the pager thread (pager.c) if the ring fills at RING_PAGER_RATE or
  * more; a slower one faults its own pages (ring_prep_check()).  A
  * thread that writes 11 events holds three pages, or shares a ring.
+ * The exception: a ring from the daemon's pool (daemon/pool.c), which
+ * the connection thread holds for the next thread that needs one.  Its
+ * pages are all made, in 2 MiB pages where the kernel gave them, so it
+ * starts at its largest size, mapped so that those pages map whole.
  *
  * Handover.  A thread that exits leaves its ring to the next new
  * thread, in-band (proto/ring.h, Handover): ring_keep_locked() at exit,
@@ -63,9 +67,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include "internal.h"
+#include "ringmem.h"
 
 /*
  * Ask the daemon for a drain once a ring is this fraction full.  The
@@ -575,37 +579,6 @@ ring_reuse_locked(uint32_t max_order)
 }
 
 /*
- * Map a ring from the daemon's pool (daemon/pool.c), map_len bytes, at
- * an address aligned as the 2 MiB pages the daemon made it of: then the
- * kernel maps those whole, and the thread's first pass through the ring
- * costs what the next ones do.  Returns the mapping, or MAP_FAILED.
- */
-static uint8_t *
-ring_map_spare(int fd, size_t map_len)
-{
-	const size_t huge = (size_t)2 << 20;
-	uint8_t *res, *p, *end;
-
-	res = mmap(NULL, map_len + huge, PROT_NONE, MAP_PRIVATE |
-	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (res == MAP_FAILED)
-		return MAP_FAILED;
-	p = (uint8_t *)(((uintptr_t)res + huge - 1) & ~(uintptr_t)(huge - 1));
-	if (mmap(p, map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-	    fd, 0) == MAP_FAILED) {
-		munmap(res, map_len + huge);
-		return MAP_FAILED;
-	}
-	/* Only [p, p + map_len) stays, as ring_free() expects. */
-	if (p > res)
-		munmap(res, (size_t)(p - res));
-	end = p + ((map_len + 4095) & ~(size_t)4095);
-	if (end < res + map_len + huge)
-		munmap(end, (size_t)(res + map_len + huge - end));
-	return p;
-}
-
-/*
  * Create this thread's ring and publish it to the library, which sends
  * it to the daemon.  Returns 0 or -1.  Allocates and makes system
  * calls: once per thread.
@@ -636,13 +609,12 @@ ring_create(struct traced_thread *t)
 		ring_attach(t, r, sent);
 		return 0;
 	}
-	/* A ring from the daemon's pool, if we hold one of this size. */
+	/* A ring from the daemon's pool, if we hold one. */
 	spare = -1;
-	if (!lib.disabled && lib.spare_fd != -1 &&
-	    lib.spare_order == max_order) {
+	if (!lib.disabled && lib.spare_fd != -1) {
 		spare = lib.spare_fd;
 		lib.spare_fd = -1;
-	} else if (lib.spare_seen && lib.spare_fd == -1) {
+	} else if (lib.spare_seen) {
 		/*
 		 * The daemon has a pool and this thread found none left:
 		 * ask for one for the next thread (once this RING is out).
@@ -674,7 +646,8 @@ ring_create(struct traced_thread *t)
 		 * serves.
 		 */
 		fd = spare;
-		base = ring_map_spare(fd, map_len);
+		/* Aligned: the kernel maps its 2 MiB pages whole. */
+		base = ringmem_map_aligned(fd, map_len);
 		if (base == MAP_FAILED)
 			close(fd);
 		else
@@ -682,14 +655,9 @@ ring_create(struct traced_thread *t)
 	}
 	if (base == MAP_FAILED) {
 		spare = -1;
-		fd = memfd_create("traced-ring", MFD_CLOEXEC |
-		    MFD_ALLOW_SEALING);
+		fd = ringmem_create(max_order);
 		if (fd == -1)
 			goto fail;
-		if (ftruncate(fd, (off_t)map_len) == -1 ||
-		    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-		    F_SEAL_SEAL) == -1)
-			goto fail_fd;
 		/* One mapping, nothing populated: the memfd is sparse. */
 		base = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    fd, 0);

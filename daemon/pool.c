@@ -40,11 +40,11 @@
  * eventfd when one is made (client.c then serves sessions waiting).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -56,6 +56,7 @@
 #include <event2/event.h>
 
 #include "ring.h"
+#include "ringmem.h"
 #include "traced.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -65,7 +66,7 @@
 #define MADV_COLLAPSE		25	/* Linux 6.1 */
 #endif
 
-#define POOL_HUGE		(2u << 20)
+#define POOL_HUGE		RINGMEM_HUGE
 #define POOL_NICE		19
 /* The daemon is quiet: it wrote less than this ... */
 #define POOL_QUIET_BYTES	(1u << 20)
@@ -151,66 +152,36 @@ pool_populate(uint8_t *p, size_t len)
 }
 
 /*
- * A new pool ring of 2^order bytes: a memfd sealed as ring.c seals its
- * own, all pages made.  Returns the fd, or -1 with pl.failed saying why.
+ * A new pool ring of 2^order bytes, made as ring.c makes its own
+ * (proto/ringmem.h), all pages made.  Returns the fd, or -1 with
+ * pl.failed saying why.
  */
 static int
 pool_make(uint32_t order, uint64_t *huge)
 {
 	size_t len = (size_t)traced_ring_file_size(order);
-	uint8_t *res, *p;
-	char why[128];
-	int fd;
+	uint8_t *p;
+	int fd, err;
 
-	fd = memfd_create("traced-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd == -1) {
-		snprintf(why, sizeof(why), "memfd_create: %s",
-		    strerror(errno));
-		goto fail;
+	fd = ringmem_create(order);
+	if (fd != -1) {
+		p = ringmem_map_aligned(fd, len);
+		if (p != MAP_FAILED) {
+			*huge = pool_populate(p, len);
+			munmap(p, len);
+			return fd;
+		}
+		err = errno;
+		close(fd);
+		errno = err;
 	}
-	if (ftruncate(fd, (off_t)len) == -1 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_SEAL) == -1) {
-		snprintf(why, sizeof(why), "sizing the memfd: %s",
-		    strerror(errno));
-		goto fail_fd;
-	}
-	/* A huge page needs its address aligned as its file offset is. */
-	res = mmap(NULL, len + POOL_HUGE, PROT_NONE, MAP_PRIVATE |
-	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (res == MAP_FAILED) {
-		snprintf(why, sizeof(why), "mmap: %s", strerror(errno));
-		goto fail_fd;
-	}
-	p = (uint8_t *)(((uintptr_t)res + POOL_HUGE - 1) &
-	    ~(uintptr_t)(POOL_HUGE - 1));
-	if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-	    0) == MAP_FAILED) {
-		snprintf(why, sizeof(why), "mmap: %s", strerror(errno));
-		munmap(res, len + POOL_HUGE);
-		goto fail_fd;
-	}
-	*huge = pool_populate(p, len);
-	munmap(res, len + POOL_HUGE);
-	return fd;
-
-fail_fd:
-	close(fd);
-fail:
 	pthread_mutex_lock(&pl.lock);
-	snprintf(pl.failed, sizeof(pl.failed), "%s", why);
+	snprintf(pl.failed, sizeof(pl.failed), "%s: %s", fd == -1 ?
+	    "making its memfd" : "mapping it", strerror(errno));
 	pthread_mutex_unlock(&pl.lock);
 	return -1;
 }
 
-/*
- * Wait until the daemon writes less than POOL_QUIET_BYTES in a
- * POOL_QUIET_MS, or POOL_QUIET_MAX_MS at most.  Making a ring beside a
- * burst slows the burst even at SCHED_IDLE: much of the cost is in the
- * hypervisor, which hands the memory over, not in this thread's CPU
- * time (a first pass of 9-12 ns an event became 15-18, measured).  A
- * program that takes a ring is often starting a burst.
- */
 /* Sleep ms, or less if the pool stops.  Pool thread. */
 static void
 pool_pause(unsigned ms)
@@ -222,6 +193,14 @@ pool_pause(unsigned ms)
 		usleep(POOL_QUIET_MS * 1000);
 }
 
+/*
+ * Wait until the daemon writes less than POOL_QUIET_BYTES in a
+ * POOL_QUIET_MS, or POOL_QUIET_MAX_MS at most.  Making a ring beside a
+ * burst slows the burst even at SCHED_IDLE: much of the cost is in the
+ * hypervisor, which hands the memory over, not in this thread's CPU
+ * time (a first pass of 9-12 ns an event became 15-18, measured).  A
+ * program that takes a ring is often starting a burst.
+ */
 static void
 pool_wait_quiet(void)
 {
