@@ -6,11 +6,14 @@
 # the ring's full size.  Every event comes out, in order, none lost; a
 # program that asks for another size gets none; a forked child never
 # writes into its parent's pool ring; a program whose thread found none
-# left gets the next one made; info trace says what the pool holds.
+# left gets the next one made; info trace says what the pool holds; a
+# reload makes or lets go of rings to match ring-pool and ring-size.
 # (Other users get none: 074-permissions.)
 . "$(dirname "$0")/lib.sh"
 
-start_daemon --verbose --ring-size 4M --ring-pool 1
+CONF=$T/traced.conf
+printf 'ring-size = 4M\nring-pool = 1\n' > "$CONF"
+start_daemon --verbose --config "$CONF"
 # given N: wait until the pool is full again, having given N in all.
 pool_full() {
 	wait_for 20 sh -c "'$BIN/tracectl' --json info trace |
@@ -91,3 +94,29 @@ emit_ended $p "$T/emit3.out" $((4 * N))
 ended_trace "$EMIT_DIR" $p
 check_emit_threads "$T/out.txt" $N 4
 ok "two threads at once: one took the pool ring, the other's miss brought the next; 4 threads' events in order"
+
+# Reload: two rings; then 8 MiB ones (the 4 MiB ones go), which a new
+# program takes; then none.
+reload() {
+	printf "$1" > "$CONF"
+	n=$(grep -c "SIGHUP" "$T/traced.log" || true)
+	kill -HUP "$DAEMON_PID"
+	wait_for 5 sh -c "[ \$(grep -c SIGHUP '$T/traced.log') -gt $n ]" ||
+		fail "no log line after SIGHUP"
+}
+reload 'ring-size = 4M\nring-pool = 2\n'
+wait_for 20 sh -c "'$BIN/tracectl' info trace | grep -q 'ring pool: 2 of 2 rings of 4096 KiB ready'" ||
+	fail "ring-pool 2: $(ctl info trace | grep 'ring pool')"
+reload 'ring-size = 8M\nring-pool = 2\n'
+wait_for 20 sh -c "'$BIN/tracectl' info trace | grep -q 'ring pool: 2 of 2 rings of 8192 KiB ready'" ||
+	fail "ring-size 8M: $(ctl info trace | grep 'ring pool')"
+TRACED_DEBUG=1 "$HELPERS/emit" -t 1 -n 100 > "$T/emit4.out" 2> "$T/emit4.err" ||
+	fail "emit 4 failed"
+grep -q "a pool ring of 8388608 bytes from the daemon" "$T/emit4.err" ||
+	fail "no 8 MiB pool ring after the reload: $(cat "$T/emit4.err")"
+reload 'ring-size = 8M\nring-pool = 0\n'
+wait_for 10 sh -c "! '$BIN/tracectl' info trace | grep -q 'ring pool:'" ||
+	fail "ring-pool 0 kept rings: $(ctl info trace | grep 'ring pool')"
+ctl --json info trace | grep -q '"type":"ring_pool","want":0,"ready":0,' ||
+	fail "ring-pool 0: $(ctl --json info trace | grep -o '"type":"ring_pool"[^}]*')"
+ok "reloads: 2 rings, then 8 MiB ones (taken by a new program at that size), then none"
