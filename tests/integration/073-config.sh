@@ -84,15 +84,6 @@ emit=$!
 wait_for 5 sh -c "'$BIN/tracectl' info trace | grep -q 'emit\\[$emit\\]'" ||
 	fail "emit did not connect"
 
-# reload: SIGHUP, then wait for the daemon's log line about it.
-reload() {
-	n=$(grep -c "SIGHUP" "$T/traced.log" || true)
-	kill -HUP "$DAEMON_PID"
-	wait_for 5 sh -c "[ \$(grep -c SIGHUP '$T/traced.log') -gt $n ]" ||
-		fail "no log line after SIGHUP"
-	RELOAD_LINE=$(grep SIGHUP "$T/traced.log" | tail -n 1)
-}
-
 cat >"$CONF" <<EOF
 runtime-dir = $TRACED_RUNTIME_DIR
 state-dir = $T/state
@@ -103,7 +94,7 @@ writeout-nice = 15
 direct-io = off
 trace-dir = $T/moved
 EOF
-reload
+reload_daemon
 for want in "changed trace-dir $TRACES -> $T/moved" "ring-size 64K -> 256K" \
 	"writeout-nice 10 -> 15" "direct-io on -> off" \
 	"needs a restart: workers 2 -> 3" \
@@ -132,7 +123,7 @@ ctl --json info trace | grep -q '"default_ring_size":262144' || fail "default ri
 
 # A bad file on SIGHUP changes nothing; the daemon carries on.
 printf 'drain-interval = 20\nring-size = huge\n' >"$CONF"
-reload
+reload_daemon
 case $RELOAD_LINE in
 *"$CONF:2: ring-size: 'huge' is not a size (a power of two from 4K to 1G, such as 1M): configuration not reloaded, nothing changed"*) ;;
 *) fail "bad file on SIGHUP: $RELOAD_LINE" ;;
@@ -153,7 +144,7 @@ direct-io = off
 trace-dir = $T/moved
 EOF
 ctl trace-file set "$T/elsewhere" >/dev/null
-reload
+reload_daemon
 case $RELOAD_LINE in
 *"nothing changed"*) ;;
 *) fail "unchanged file: $RELOAD_LINE" ;;
@@ -162,7 +153,7 @@ ctl info trace | grep -q "trace file: $T/elsewhere (on)" ||
 	fail "an unchanged trace-dir undid trace-file set"
 # Removing a setting from the file brings its default back.
 sed -i '/^ring-size/d' "$CONF"
-reload
+reload_daemon
 case $RELOAD_LINE in
 *"ring-size 256K -> 16M"*) ;;
 *) fail "setting removed: $RELOAD_LINE" ;;

@@ -97,13 +97,7 @@ ok "two threads at once: one took the pool ring, the other's miss brought the ne
 
 # Reload: two rings; then 8 MiB ones (the 4 MiB ones go), which a new
 # program takes; then none.
-reload() {
-	printf "$1" > "$CONF"
-	n=$(grep -c "SIGHUP" "$T/traced.log" || true)
-	kill -HUP "$DAEMON_PID"
-	wait_for 5 sh -c "[ \$(grep -c SIGHUP '$T/traced.log') -gt $n ]" ||
-		fail "no log line after SIGHUP"
-}
+reload() { printf "$1" > "$CONF"; reload_daemon; }
 reload 'ring-size = 4M\nring-pool = 2\n'
 wait_for 20 sh -c "'$BIN/tracectl' info trace | grep -q 'ring pool: 2 of 2 rings of 4096 KiB ready'" ||
 	fail "ring-pool 2: $(ctl info trace | grep 'ring pool')"

@@ -93,6 +93,16 @@ count_events() { grep -c ":$2: " "$1" || true; }
 # last line.
 skip() { echo "SKIP: $*"; exit 77; }
 
+# reload_daemon: SIGHUP traced, then wait for its log line about it,
+# which is left in $RELOAD_LINE.
+reload_daemon() {
+	_n=$(grep -c "SIGHUP" "$T/traced.log" || true)
+	kill -HUP "$DAEMON_PID"
+	wait_for 5 sh -c "[ \$(grep -c SIGHUP '$T/traced.log') -gt $_n ]" ||
+		fail "no log line after SIGHUP"
+	RELOAD_LINE=$(grep SIGHUP "$T/traced.log" | tail -n 1)
+}
+
 # kill_daemon_hard: SIGKILL traced, as a crash would, and remove the
 # sockets it leaves behind so that start_daemon waits for the new ones.
 kill_daemon_hard() {
