@@ -12,6 +12,7 @@
  * fuzzer's buffer), never reads past len, and loops at most len / 16
  * times.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "recwalk.h"
@@ -123,22 +124,77 @@ recwalk_thread(struct recwalk *w, const uint8_t *rec, uint32_t size,
 	return NULL;
 }
 
+/*
+ * The run of records of one event without strings that the walk is in:
+ * the id-and-size word of its first record, its class and how many
+ * of its records are not counted yet.  A record with the same
+ * word is of an event known to take exactly that size, so it needs no
+ * more than its timestamp checked.  A busy thread writes such runs.
+ * Out of a run, size is one no span can hold and n is 0.
+ */
+struct recwalk_run {
+	uint64_t	 key;
+	size_t		 size;
+	uint32_t	 cls;
+	uint64_t	 n;
+};
+
+/* n more records of class c. */
+static inline void
+recwalk_count(struct recwalk *w, uint32_t c, uint64_t n)
+{
+	w->events += n;
+	if (w->counts != NULL) {
+		if (!(w->counts[c] & RECWALK_TOUCHED)) {
+			w->counts[c] |= RECWALK_TOUCHED;
+			w->touched[w->ntouched++] = c;
+		}
+		w->counts[c] += n;
+	}
+}
+
+static inline void
+recwalk_run_end(struct recwalk *w, struct recwalk_run *run)
+{
+	if (run->n != 0)
+		recwalk_count(w, run->cls, run->n);
+	run->n = 0;
+	run->size = SIZE_MAX;
+}
+
 long
 recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 {
 	const char *why;
 	size_t off = 0;
 	uint32_t nulls, idsize[2];
+	uint64_t last_ts = w->last_ts, first_ts = 0, key;
+	const uint64_t max_ts = w->max_ts != 0 ? w->max_ts : UINT64_MAX;
+	struct recwalk_run run = { .size = SIZE_MAX };
 
 	w->invalid = NULL;
-	w->first_ts = 0;
 	w->tail_pad = 0;
 	w->pad = 0;
 	w->thread = 0;
 	while (len - off >= TRACED_PAD_MIN) {
 		struct traced_rec_hdr h;
 
-		memcpy(idsize, buf + off, sizeof(idsize));
+		memcpy(&key, buf + off, sizeof(key));
+		if (key == run.key && run.size <= len - off) {
+			memcpy(&h.ts, buf + off + offsetof(struct traced_rec_hdr,
+			    ts), sizeof(h.ts));
+			if (h.ts >= last_ts && h.ts <= max_ts) {
+				if (off == 0)
+					first_ts = h.ts;
+				last_ts = h.ts;
+				run.n++;
+				off += run.size;
+				continue;
+			}
+			/* The checks below say what is wrong. */
+		}
+		recwalk_run_end(w, &run);
+		memcpy(idsize, &key, sizeof(idsize));
 		if (idsize[0] == TRACED_EVENT_PAD) {
 			/* The rest of a lap, less than a record: it must end
 			 * on a lap end (one the span cuts is the next
@@ -170,13 +226,13 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 		}
 		if (h.size > len - off)
 			break;		/* continues in the next span */
-		if (h.ts < w->last_ts) {
+		if (h.ts < last_ts) {
 			why = "timestamp going backwards";
 			goto bad;
 		}
 		/* A time far ahead of the daemon's clock would make the
 		 * whole trace directory unreadable (readers overflow). */
-		if (w->max_ts != 0 && h.ts > w->max_ts) {
+		if (h.ts > max_ts) {
 			why = "timestamp in the future";
 			goto bad;
 		}
@@ -214,8 +270,11 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 				goto bad;
 			}
 			k = i - r->first;
+			c = r->cls + k;
 			if (r->fixed != NULL && r->fixed[k] != 0 && nulls == 0) {
-				/* Integers only: the size says it all. */
+				/* Integers only: the size says it all, and
+				 * the records after it of the same event
+				 * need no more than their timestamp. */
 				if (h.size != r->fixed[k]) {
 					why = h.size < r->fixed[k] ?
 					    "record shorter than its event" :
@@ -224,26 +283,27 @@ recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 					goto bad;
 				}
 				w->tail_pad = 0;
+				run = (struct recwalk_run){ .key = key,
+				    .size = h.size, .cls = c, .n = 1 };
 			} else if ((why = recwalk_fields(&r->ev[k], buf + off,
 			    h.size, nulls, &w->tail_pad)) != NULL)
 				goto bad;
-			w->events++;
-			if (w->counts != NULL) {
-				c = r->cls + (i - r->first);
-				if (!(w->counts[c] & RECWALK_TOUCHED)) {
-					w->counts[c] |= RECWALK_TOUCHED;
-					w->touched[w->ntouched++] = c;
-				}
-				w->counts[c]++;
-			}
+			if (run.size == SIZE_MAX)
+				recwalk_count(w, c, 1);
 		}
 		if (off == 0)
-			w->first_ts = h.ts;
-		w->last_ts = h.ts;
+			first_ts = h.ts;
+		last_ts = h.ts;
 		off += h.size;
 	}
+	recwalk_run_end(w, &run);
+	w->first_ts = first_ts;
+	w->last_ts = last_ts;
 	return (long)off;
 bad:
+	recwalk_run_end(w, &run);
+	w->first_ts = first_ts;
+	w->last_ts = last_ts;
 	w->invalid = why;
 	w->invalid_off = off;
 	return -1;

@@ -581,6 +581,87 @@ test_recwalk_fixed_sizes_same_verdicts(void **state)
 	assert_int_equal(v.tail_pad, 0);
 }
 
+/*
+ * A run of records of one event without strings is checked by its
+ * first record's size and each record's time: the run is counted
+ * whole, another event or a bad time inside it ends it with the right
+ * verdict, and a record the span cuts is left for the next span.
+ */
+static void
+test_recwalk_runs_of_one_event(void **state)
+{
+	static const uint32_t fixed[] = { 0, TRACED_REC_HDR_SIZE };
+	struct recwalk_range fixed_range;
+	uint64_t counts[2] = { 0, 0 };
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+	uint64_t ts;
+
+	(void)state;
+	fixed_range = one_range;
+	fixed_range.fixed = fixed;
+	for (ts = 1; ts <= 5; ts++)
+		put_hdr(&b, 17, TRACED_REC_HDR_SIZE, ts);
+	put_mixed(&b, 6, 1, "x", 1);
+	for (ts = 7; ts <= 9; ts++)
+		put_hdr(&b, 17, TRACED_REC_HDR_SIZE, ts);
+	walk_init(&w, counts);
+	w.ranges = &fixed_range;
+	/* Cut inside the last record: it waits for the next span. */
+	assert_int_equal(recwalk(&w, b.b, b.len - 8),
+	    (long)(b.len - TRACED_REC_HDR_SIZE));
+	assert_int_equal(w.events, 8);
+	assert_int_equal(counts[0], RECWALK_TOUCHED | 1);
+	assert_int_equal(counts[1], RECWALK_TOUCHED | 7);
+	assert_int_equal(w.ntouched, 2);
+	assert_int_equal(w.first_ts, 1);
+	assert_int_equal(w.last_ts, 8);
+	assert_int_equal(recwalk(&w, b.b + b.len - TRACED_REC_HDR_SIZE,
+	    TRACED_REC_HDR_SIZE), TRACED_REC_HDR_SIZE);
+	assert_int_equal(counts[1], RECWALK_TOUCHED | 8);
+	assert_int_equal(w.last_ts, 9);
+
+	/* Time going backwards in a run: refused there, the records
+	 * before it counted. */
+	b.len = 0;
+	for (ts = 10; ts <= 13; ts++)
+		put_hdr(&b, 17, TRACED_REC_HDR_SIZE, ts);
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 12);
+	counts[0] = counts[1] = 0;
+	walk_init(&w, counts);
+	w.ranges = &fixed_range;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "timestamp going backwards");
+	assert_int_equal(w.invalid_off, 4 * TRACED_REC_HDR_SIZE);
+	assert_int_equal(w.events, 4);
+	assert_int_equal(counts[1], RECWALK_TOUCHED | 4);
+	assert_int_equal(w.last_ts, 13);
+
+	/* A time past max_ts in a run, and a record with the run's id but
+	 * another size, are refused as outside one. */
+	b.len = 0;
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 1);
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 100);
+	walk_init(&w, NULL);
+	w.ranges = &fixed_range;
+	w.max_ts = 99;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "timestamp in the future");
+	assert_int_equal(w.invalid_off, TRACED_REC_HDR_SIZE);
+	b.len = 0;
+	put_hdr(&b, 17, TRACED_REC_HDR_SIZE, 1);
+	put_hdr(&b, 17, 2 * TRACED_REC_HDR_SIZE, 2);
+	memset(b.b + b.len, 0, TRACED_REC_HDR_SIZE);
+	b.len += TRACED_REC_HDR_SIZE;
+	walk_init(&w, NULL);
+	w.ranges = &fixed_range;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid,
+	    "record size does not match its event");
+	assert_int_equal(w.invalid_off, TRACED_REC_HDR_SIZE);
+	assert_int_equal(w.events, 1);
+}
+
 static void
 test_recwalk_without_any_event_table(void **state)
 {
@@ -616,6 +697,7 @@ main(void)
 		cmocka_unit_test(test_recwalk_stops_at_thread_record),
 		cmocka_unit_test(test_recwalk_refuses_records_unlike_their_event),
 		cmocka_unit_test(test_recwalk_refuses_lost_records_that_lie),
+		cmocka_unit_test(test_recwalk_runs_of_one_event),
 		cmocka_unit_test(test_recwalk_without_any_event_table),
 		cmocka_unit_test(test_recwalk_fixed_sizes_same_verdicts),
 		cmocka_unit_test(test_recwalk_stops_at_padding),
