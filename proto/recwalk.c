@@ -125,21 +125,23 @@ recwalk_thread(struct recwalk *w, const uint8_t *rec, uint32_t size,
 }
 
 /*
- * The run of records of one event without strings that the walk is in:
- * the id-and-size word of its first record, its class and how many
- * of its records are not counted yet.  A record with the same
- * word is of an event known to take exactly that size, so it needs no
- * more than its timestamp checked.  A busy thread writes such runs.
- * Out of a run, size is one no span can hold and n is 0.
+ * Events without strings that the walk met: the id-and-size word of
+ * their records, their class and how many of their records are not
+ * counted yet.  A record with the same word is of an event known to
+ * take exactly that size, so only its time needs checking; most
+ * records of a busy ring are of a few such events.  Indexed by the
+ * id's low bits.  An empty entry's word has other low bits than its
+ * index, so that no record matches it.
  */
-struct recwalk_run {
+#define RECWALK_SEEN	32u
+
+struct recwalk_seen {
 	uint64_t	 key;
-	size_t		 size;
-	uint32_t	 cls;
 	uint64_t	 n;
+	uint32_t	 cls;
 };
 
-/* n more records of class c. */
+/* Count n records of class c. */
 static inline void
 recwalk_count(struct recwalk *w, uint32_t c, uint64_t n)
 {
@@ -153,158 +155,206 @@ recwalk_count(struct recwalk *w, uint32_t c, uint64_t n)
 	}
 }
 
-static inline void
-recwalk_run_end(struct recwalk *w, struct recwalk_run *run)
+/*
+ * Check the record at buf[0, len), ring position pos, whose time must
+ * be from last_ts to max_ts.  Returns its size, 0 if the walk stops
+ * before it (it runs past len, or it is a valid PAD or THREAD record:
+ * w->pad, w->thread), or -1 with *why.  A record of an event without
+ * strings goes into seen.  Never inlined, so that the walk's loop keeps
+ * its own variables in registers.
+ */
+static __attribute__((noinline)) long
+recwalk_one(struct recwalk *w, struct recwalk_seen *seen,
+    const uint8_t *buf, size_t len, uint64_t pos, uint64_t last_ts,
+    uint64_t max_ts, const char **why)
 {
-	if (run->n != 0)
-		recwalk_count(w, run->cls, run->n);
-	run->n = 0;
-	run->size = SIZE_MAX;
+	struct traced_rec_hdr h;
+	uint32_t nulls, idsize[2];
+	uint64_t key;
+
+	memcpy(&key, buf, sizeof(key));
+	memcpy(idsize, &key, sizeof(idsize));
+	if (idsize[0] == TRACED_EVENT_PAD) {
+		/* The rest of a lap, less than a record: it must end on a
+		 * lap end (one the span cuts is the next call's, like a
+		 * record). */
+		if (idsize[1] < TRACED_PAD_MIN || idsize[1] % 8 != 0 ||
+		    idsize[1] > TRACED_REC_MAX) {
+			*why = "bad padding record";
+			return -1;
+		}
+		if (idsize[1] > len)
+			return 0;	/* continues in the next span */
+		if ((pos + idsize[1]) % TRACED_RING_LAP_MIN != 0) {
+			*why = "bad padding record";
+			return -1;
+		}
+		w->pad = idsize[1];
+		return 0;
+	}
+	if (len < TRACED_REC_HDR_SIZE)
+		return 0;		/* continues in the next span */
+	memcpy(&h, buf, sizeof(h));
+	nulls = h.size >> TRACED_REC_NULL_SHIFT;
+	h.size &= TRACED_REC_SIZE_MASK;
+	if (h.size < TRACED_REC_HDR_SIZE || h.size % 8 != 0 ||
+	    h.size > TRACED_REC_MAX) {
+		*why = "record size out of range";
+		return -1;
+	}
+	if (h.size > len)
+		return 0;		/* continues in the next span */
+	if (h.ts < last_ts) {
+		*why = "timestamp going backwards";
+		return -1;
+	}
+	/* A time far ahead of the daemon's clock would make the whole
+	 * trace directory unreadable (readers overflow). */
+	if (h.ts > max_ts) {
+		*why = "timestamp in the future";
+		return -1;
+	}
+	if (h.id == TRACED_EVENT_LOST) {
+		if (nulls != 0) {
+			*why = "NULL marks on a LOST record";
+			return -1;
+		}
+		if ((*why = recwalk_lost(w, buf, h.size)) != NULL)
+			return -1;
+		w->tail_pad = 0;
+	} else {
+		uint32_t i = h.id - TRACED_EVENT_ID_BASE, c, k;
+		const struct recwalk_range *r = NULL;
+		struct recwalk_seen *e;
+
+		/* Mostly the provider of the record before. */
+		if (h.id >= TRACED_EVENT_ID_BASE && w->hint < w->nranges &&
+		    i - w->ranges[w->hint].first < w->ranges[w->hint].n &&
+		    i >= w->ranges[w->hint].first)
+			r = &w->ranges[w->hint];
+		else if (h.id >= TRACED_EVENT_ID_BASE)
+			r = recwalk_find(w->ranges, w->nranges, i, &w->hint);
+		if (r == NULL && h.id == TRACED_EVENT_THREAD) {
+			/* A new thread from here (rare: off the events'
+			 * path): the caller's to handle. */
+			if ((*why = recwalk_thread(w, buf, h.size, nulls)) !=
+			    NULL)
+				return -1;
+			return 0;
+		}
+		if (r == NULL) {
+			*why = "unknown event id";
+			return -1;
+		}
+		k = i - r->first;
+		c = r->cls + k;
+		if (r->fixed != NULL && r->fixed[k] != 0 && nulls == 0) {
+			/* Integers only: the size says it all, for this
+			 * record and the next ones alike. */
+			if (h.size != r->fixed[k]) {
+				*why = h.size < r->fixed[k] ?
+				    "record shorter than its event" :
+				    "record size does not match its event";
+				return -1;
+			}
+			w->tail_pad = 0;
+			e = &seen[key % RECWALK_SEEN];
+			if (e->n != 0)
+				recwalk_count(w, e->cls, e->n);
+			*e = (struct recwalk_seen){ .key = key, .cls = c };
+		} else if ((*why = recwalk_fields(&r->ev[k], buf, h.size,
+		    nulls, &w->tail_pad)) != NULL)
+			return -1;
+		recwalk_count(w, c, 1);
+	}
+	return h.size;
 }
 
 long
 recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 {
-	const char *why;
-	size_t off = 0;
-	uint32_t nulls, idsize[2];
-	uint64_t last_ts = w->last_ts, first_ts = 0, key;
+	struct recwalk_seen seen[RECWALK_SEEN], none = { 0 }, *e, *cur;
 	const uint64_t max_ts = w->max_ts != 0 ? w->max_ts : UINT64_MAX;
-	struct recwalk_run run = { .size = SIZE_MAX };
+	uint64_t last_ts = w->last_ts, key, ts;
+	uint64_t run = 0, n = 0;	/* cur's word, records not in cur->n */
+	size_t size = SIZE_MAX;		/* of the last record (none yet) */
+	size_t off = 0, slow_end = 0;	/* slow_end: of the last record
+					   recwalk_one() took */
+	const char *why = NULL;
+	uint32_t j;
+	long rc;
 
+	for (j = 0; j < RECWALK_SEEN; j++)
+		seen[j] = (struct recwalk_seen){ .key = j ^ 1 };
+	cur = &none;
 	w->invalid = NULL;
 	w->tail_pad = 0;
 	w->pad = 0;
 	w->thread = 0;
 	while (len - off >= TRACED_PAD_MIN) {
-		struct traced_rec_hdr h;
-
 		memcpy(&key, buf + off, sizeof(key));
-		if (key == run.key && run.size <= len - off) {
-			memcpy(&h.ts, buf + off + offsetof(struct traced_rec_hdr,
-			    ts), sizeof(h.ts));
-			if (h.ts >= last_ts && h.ts <= max_ts) {
-				if (off == 0)
-					first_ts = h.ts;
-				last_ts = h.ts;
-				run.n++;
-				off += run.size;
+		if (key == run && size <= len - off) {
+			/* The event of the record before. */
+			memcpy(&ts, buf + off + offsetof(struct traced_rec_hdr,
+			    ts), sizeof(ts));
+			if (ts >= last_ts && ts <= max_ts) {
+				last_ts = ts;
+				n++;
+				off += size;
 				continue;
 			}
-			/* The checks below say what is wrong. */
-		}
-		recwalk_run_end(w, &run);
-		memcpy(idsize, &key, sizeof(idsize));
-		if (idsize[0] == TRACED_EVENT_PAD) {
-			/* The rest of a lap, less than a record: it must end
-			 * on a lap end (one the span cuts is the next
-			 * call's, like a record). */
-			if (idsize[1] < TRACED_PAD_MIN || idsize[1] % 8 != 0 ||
-			    idsize[1] > TRACED_REC_MAX) {
-				why = "bad padding record";
-				goto bad;
-			}
-			if (idsize[1] > len - off)
-				break;	/* continues in the next span */
-			if ((w->pos + off + idsize[1]) % TRACED_RING_LAP_MIN !=
-			    0) {
-				why = "bad padding record";
-				goto bad;
-			}
-			w->pad = idsize[1];
-			break;
-		}
-		if (len - off < TRACED_REC_HDR_SIZE)
-			break;		/* continues in the next span */
-		memcpy(&h, buf + off, sizeof(h));
-		nulls = h.size >> TRACED_REC_NULL_SHIFT;
-		h.size &= TRACED_REC_SIZE_MASK;
-		if (h.size < TRACED_REC_HDR_SIZE || h.size % 8 != 0 ||
-		    h.size > TRACED_REC_MAX) {
-			why = "record size out of range";
-			goto bad;
-		}
-		if (h.size > len - off)
-			break;		/* continues in the next span */
-		if (h.ts < last_ts) {
-			why = "timestamp going backwards";
-			goto bad;
-		}
-		/* A time far ahead of the daemon's clock would make the
-		 * whole trace directory unreadable (readers overflow). */
-		if (h.ts > max_ts) {
-			why = "timestamp in the future";
-			goto bad;
-		}
-		if (h.id == TRACED_EVENT_LOST) {
-			if (nulls != 0) {
-				why = "NULL marks on a LOST record";
-				goto bad;
-			}
-			if ((why = recwalk_lost(w, buf + off, h.size)) != NULL)
-				goto bad;
-			w->tail_pad = 0;
-		} else {
-			uint32_t i = h.id - TRACED_EVENT_ID_BASE, c, k;
-			const struct recwalk_range *r = NULL;
-
-			/* Mostly the provider of the record before. */
-			if (h.id >= TRACED_EVENT_ID_BASE && w->hint < w->nranges &&
-			    i - w->ranges[w->hint].first <
-			    w->ranges[w->hint].n &&
-			    i >= w->ranges[w->hint].first)
-				r = &w->ranges[w->hint];
-			else if (h.id >= TRACED_EVENT_ID_BASE)
-				r = recwalk_find(w->ranges, w->nranges, i,
-				    &w->hint);
-			if (r == NULL && h.id == TRACED_EVENT_THREAD) {
-				/* A new thread from here (rare: off the
-				 * events' path): the caller's to handle. */
-				if ((why = recwalk_thread(w, buf + off, h.size,
-				    nulls)) != NULL)
-					goto bad;
-				break;
-			}
-			if (r == NULL) {
-				why = "unknown event id";
-				goto bad;
-			}
-			k = i - r->first;
-			c = r->cls + k;
-			if (r->fixed != NULL && r->fixed[k] != 0 && nulls == 0) {
-				/* Integers only: the size says it all, and
-				 * the records after it of the same event
-				 * need no more than their timestamp. */
-				if (h.size != r->fixed[k]) {
-					why = h.size < r->fixed[k] ?
-					    "record shorter than its event" :
-					    "record size does not match its "
-					    "event";
-					goto bad;
+		} else if (key == (e = &seen[key % RECWALK_SEEN])->key &&
+		    (key >> 32) <= len - off) {
+			/* Another one met before. */
+			memcpy(&ts, buf + off + offsetof(struct traced_rec_hdr,
+			    ts), sizeof(ts));
+			if (ts >= last_ts && ts <= max_ts) {
+				last_ts = ts;
+				cur->n += n;
+				cur = e;
+				n = 1;
+				run = key;
+				/* Mostly the size of the record before: a
+				 * guess the CPU runs ahead on, rather than
+				 * wait for the load. */
+				if ((key >> 32) == size)
+					off += size;
+				else {
+					size = key >> 32;
+					off += size;
 				}
-				w->tail_pad = 0;
-				run = (struct recwalk_run){ .key = key,
-				    .size = h.size, .cls = c, .n = 1 };
-			} else if ((why = recwalk_fields(&r->ev[k], buf + off,
-			    h.size, nulls, &w->tail_pad)) != NULL)
-				goto bad;
-			if (run.size == SIZE_MAX)
-				recwalk_count(w, c, 1);
+				continue;
+			}
 		}
-		if (off == 0)
-			first_ts = h.ts;
-		last_ts = h.ts;
-		off += h.size;
+		/* recwalk_one() says what is wrong, if anything. */
+		cur->n += n;
+		n = 0;
+		run = 0;
+		size = SIZE_MAX;
+		rc = recwalk_one(w, seen, buf + off, len - off, w->pos + off,
+		    last_ts, max_ts, &why);
+		if (rc <= 0)
+			break;
+		memcpy(&last_ts, buf + off + offsetof(struct traced_rec_hdr,
+		    ts), sizeof(last_ts));
+		off += (size_t)rc;
+		slow_end = off;
 	}
-	recwalk_run_end(w, &run);
-	w->first_ts = first_ts;
+	if (off != slow_end)
+		w->tail_pad = 0;	/* (recwalk_one()'s otherwise) */
+	cur->n += n;
+	for (j = 0; j < RECWALK_SEEN; j++)
+		if (seen[j].n != 0)
+			recwalk_count(w, seen[j].cls, seen[j].n);
+	w->first_ts = 0;
+	if (off > 0)
+		memcpy(&w->first_ts, buf + offsetof(struct traced_rec_hdr, ts),
+		    sizeof(w->first_ts));
 	w->last_ts = last_ts;
+	if (why != NULL) {
+		w->invalid = why;
+		w->invalid_off = off;
+		return -1;
+	}
 	return (long)off;
-bad:
-	recwalk_run_end(w, &run);
-	w->first_ts = first_ts;
-	w->last_ts = last_ts;
-	w->invalid = why;
-	w->invalid_off = off;
-	return -1;
 }

@@ -61,7 +61,7 @@ struct recwalk {
 	uint64_t	*counts;
 	uint32_t	*touched;
 	uint32_t	 ntouched;
-	uint32_t	 hint;		/* range of the last record */
+	uint32_t	 hint;		/* range of a recent record */
 	uint64_t	 pos;		/* ring position of buf[0] (PAD records
 					   must end on a lap end) */
 	/* In and out. */

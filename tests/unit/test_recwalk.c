@@ -662,6 +662,90 @@ test_recwalk_runs_of_one_event(void **state)
 	assert_int_equal(w.events, 1);
 }
 
+/*
+ * Records of several events without strings, interleaved, with ids
+ * whose low bits are the same (16 and 48) and with records that need
+ * their fields walked between them: every record counted in its class,
+ * the padding after the last one right, a bad time caught anywhere.
+ */
+static void
+test_recwalk_interleaved_events(void **state)
+{
+	static struct tevents_event evs[40];
+	static uint32_t fixed[40];
+	static const uint32_t ids[] = { 16, 48, 16, 17, 48, 48, 55, 16, 17,
+	    17, 55, 16, 48 };
+	const size_t nids = sizeof(ids) / sizeof(ids[0]);
+	struct recwalk_range r = { .first = 0, .n = 40, .cls = 0, .ev = evs,
+		.fixed = fixed };
+	uint64_t counts[40], want[40];
+	uint32_t touched40[40];
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+	size_t i, off55 = 0;
+
+	(void)state;
+	/* 16 and 48: one integer; 17: none; 55: a string (walked). */
+	evs[0].nargs = 1;
+	evs[0].args[0].cls = TEVENTS_UNSIGNED;
+	evs[32] = evs[0];
+	evs[39].nargs = 1;
+	evs[39].args[0].cls = TEVENTS_STRING;
+	fixed[0] = fixed[32] = TRACED_REC_HDR_SIZE + 8;
+	fixed[1] = TRACED_REC_HDR_SIZE;
+	memset(want, 0, sizeof(want));
+	for (i = 0; i < nids; i++) {
+		uint32_t size = ids[i] == 17 ? TRACED_REC_HDR_SIZE :
+		    TRACED_REC_HDR_SIZE + 8;
+
+		if (ids[i] == 55 && off55 == 0)
+			off55 = b.len;	/* the first one */
+		put_hdr(&b, ids[i], size, 100 + i);
+		if (size > TRACED_REC_HDR_SIZE) {
+			memset(b.b + b.len, 0, 8);
+			if (ids[i] == 55)
+				memcpy(b.b + b.len, "abc", 4);
+			b.len += 8;
+		}
+		want[ids[i] - 16]++;
+	}
+	memset(counts, 0, sizeof(counts));
+	memset(&w, 0, sizeof(w));
+	w.ranges = &r;
+	w.nranges = 1;
+	w.counts = counts;
+	w.touched = touched40;
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
+	assert_int_equal(w.events, nids);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(counts[i] & ~RECWALK_TOUCHED, want[i]);
+	/* In the order they first came. */
+	assert_int_equal(w.ntouched, 4);
+	assert_int_equal(touched40[0], 0);
+	assert_int_equal(touched40[1], 32);
+	assert_int_equal(touched40[2], 1);
+	assert_int_equal(touched40[3], 39);
+	assert_int_equal(w.first_ts, 100);
+	assert_int_equal(w.last_ts, 100 + nids - 1);
+	assert_int_equal(w.tail_pad, 0);
+	/* Ending on the string record: its padding. */
+	memset(counts, 0, sizeof(counts));
+	memset(&w, 0, sizeof(w));
+	w.ranges = &r;
+	w.nranges = 1;
+	assert_int_equal(recwalk(&w, b.b, off55 + 24), (long)(off55 + 24));
+	assert_int_equal(w.tail_pad, 4);
+	/* A time going back after the records of a run switched. */
+	memcpy(b.b + off55 + 24 + 8, &(uint64_t){ 1 }, 8);
+	memset(&w, 0, sizeof(w));
+	w.ranges = &r;
+	w.nranges = 1;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "timestamp going backwards");
+	assert_int_equal(w.invalid_off, off55 + 24);
+	assert_int_equal(w.events, 7);
+}
+
 static void
 test_recwalk_without_any_event_table(void **state)
 {
@@ -698,6 +782,7 @@ main(void)
 		cmocka_unit_test(test_recwalk_refuses_records_unlike_their_event),
 		cmocka_unit_test(test_recwalk_refuses_lost_records_that_lie),
 		cmocka_unit_test(test_recwalk_runs_of_one_event),
+		cmocka_unit_test(test_recwalk_interleaved_events),
 		cmocka_unit_test(test_recwalk_without_any_event_table),
 		cmocka_unit_test(test_recwalk_fixed_sizes_same_verdicts),
 		cmocka_unit_test(test_recwalk_stops_at_padding),
