@@ -10,8 +10,11 @@
  * writeout's copy was cut in two, as when a span is drained in chunks.
  *
  * Oracles: what is accepted is a whole number of records inside the
- * span; walking it in two pieces accepts the same bytes and counts the
- * same events and losses as walking it at once.
+ * span; walking it in two pieces, and one record at a time, accepts the
+ * same bytes, refuses the same record for the same reason and counts
+ * the same events and losses as walking it at once.  A walk of one
+ * record takes the full check every time, never the shortcut for an
+ * event the walk met before (recwalk.c), so it is the reference for it.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -23,19 +26,25 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define NEV	7
+#define NEV	9
 
 static struct tevents_event evs[NEV];
-/* The record sizes of 16 and 17, the events without strings, as the
- * daemon knows them: records of theirs are checked by size, runs of
- * them by time alone.  The second provider has no such table. */
+/*
+ * The record sizes of the events without strings (16, 17, 48, 49), as
+ * the daemon knows them: records of theirs are checked by size, and
+ * once met by time alone.  48 and 49 have the low id bits of 16 and 17.
+ * The second provider has no such table.
+ */
 static const uint32_t fixed[4] = { TRACED_REC_HDR_SIZE,
 	TRACED_REC_HDR_SIZE + 8, 0, 0 };
-/* Ids 16-19 and, after a gap, 20-22 (as if a provider was unloaded
- * between): class numbers 0-6. */
-static struct recwalk_range ranges[2] = {
-	{ .first = 0, .n = 4, .cls = 0, .ev = evs, .fixed = fixed },
-	{ .first = 4, .n = NEV - 4, .cls = 4, .ev = evs + 4 },
+static const uint32_t fixed48[2] = { TRACED_REC_HDR_SIZE + 8,
+	TRACED_REC_HDR_SIZE + 16 };
+/* Ids 16-19 (classes 3-6), 20-22 (0-2) and, after a gap (as if a
+ * provider was unloaded between), 48-49 (7-8). */
+static struct recwalk_range ranges[3] = {
+	{ .first = 0, .n = 4, .cls = 3, .ev = evs, .fixed = fixed },
+	{ .first = 4, .n = 3, .cls = 0, .ev = evs + 4 },
+	{ .first = 32, .n = 2, .cls = 7, .ev = evs + 7, .fixed = fixed48 },
 };
 
 static void
@@ -49,6 +58,8 @@ setup(void)
 		"su",		/* 20: string first */
 		"ssu",		/* 21: strings in a row */
 		"uuuuusuuuus",	/* 22: the most fields, TEVENTS_ARGS_MAX */
+		"u",		/* 48 */
+		"uu",		/* 49 */
 	};
 	int i;
 
@@ -76,6 +87,7 @@ walk_in_two(struct recwalk *w, const uint8_t *buf, size_t len, size_t cut,
 		*failed = 1;
 		return w->invalid_off;
 	}
+	w->pos += (uint64_t)a;
 	b = recwalk(w, buf + a, len - (size_t)a);
 	if (b < 0) {
 		*failed = 1;
@@ -84,17 +96,57 @@ walk_in_two(struct recwalk *w, const uint8_t *buf, size_t len, size_t cut,
 	return (size_t)a + (size_t)b;
 }
 
+/*
+ * Walk buf[0, len) from 'w' one record per call, as far as its size
+ * says; returns bytes kept, and the first time and the padding after
+ * the last record of what was kept.
+ */
+static size_t
+walk_by_record(struct recwalk *w, const uint8_t *buf, size_t len,
+    int *failed, uint64_t *first_ts, uint32_t *tail_pad)
+{
+	size_t off = 0, piece;
+	uint32_t word[2];
+	long n;
+
+	*failed = 0;
+	*first_ts = 0;
+	*tail_pad = 0;
+	while (len - off >= TRACED_PAD_MIN) {
+		memcpy(word, buf + off, sizeof(word));
+		word[1] &= TRACED_REC_SIZE_MASK;
+		piece = len - off;
+		if (word[1] >= TRACED_REC_HDR_SIZE && word[1] < piece)
+			piece = word[1];
+		w->pos = off;
+		n = recwalk(w, buf + off, piece);
+		if (n < 0) {
+			*failed = 1;
+			return off + w->invalid_off;
+		}
+		if (n > 0) {
+			if (off == 0)
+				*first_ts = w->first_ts;
+			*tail_pad = w->tail_pad;
+		}
+		off += (size_t)n;
+		if (n == 0 || w->pad != 0 || w->thread != 0)
+			break;
+	}
+	return off;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
-	struct recwalk one, two;
-	uint64_t counts1[NEV], counts2[NEV];
-	uint32_t touched1[NEV], touched2[NEV];
+	struct recwalk one, two, three;
+	uint64_t counts1[NEV], counts2[NEV], counts3[NEV], first_ts3;
+	uint32_t touched1[NEV], touched2[NEV], touched3[NEV], tail_pad3;
 	uint8_t *buf;
-	size_t len, cut, kept2;
+	size_t len, cut, kept2, kept3;
 	long kept1;
-	int failed2;
+	int failed2, failed3;
 
 	if (!ready) {
 		setup();
@@ -112,7 +164,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&one, 0, sizeof(one));
 	memset(counts1, 0, sizeof(counts1));
 	one.ranges = ranges;
-	one.nranges = 2;
+	one.nranges = 3;
 	one.counts = counts1;
 	one.touched = touched1;
 	/* Times from the far future are refused, as by the writeout. */
@@ -121,6 +173,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(counts2, 0, sizeof(counts2));
 	two.counts = counts2;
 	two.touched = touched2;
+	three = one;
+	memset(counts3, 0, sizeof(counts3));
+	three.counts = counts3;
+	three.touched = touched3;
 
 	kept1 = recwalk(&one, buf, len);
 	if (kept1 >= 0) {
@@ -144,6 +200,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		assert(failed2 && kept2 == one.invalid_off);
 	}
+	kept3 = walk_by_record(&three, buf, len, &failed3, &first_ts3,
+	    &tail_pad3);
+	if (kept1 >= 0) {
+		assert(!failed3 && kept3 == (size_t)kept1);
+		assert(tail_pad3 == one.tail_pad);
+		assert(one.pad == three.pad && one.thread == three.thread);
+	} else {
+		assert(failed3 && kept3 == one.invalid_off);
+		assert(strcmp(three.invalid, one.invalid) == 0);
+	}
+	/* The valid prefix counts the same either way. */
+	assert(three.events == one.events);
+	assert(three.discarded == one.discarded);
+	assert(three.lost_records == one.lost_records);
+	assert(memcmp(counts1, counts3, sizeof(counts1)) == 0);
+	assert(three.ntouched == one.ntouched &&
+	    memcmp(touched1, touched3, one.ntouched * sizeof(*touched1)) == 0);
+	assert(three.last_ts == one.last_ts);
+	if (kept1 > 0 || (kept1 < 0 && one.invalid_off > 0))
+		assert(first_ts3 == one.first_ts);
 	free(buf);
 	return 0;
 }

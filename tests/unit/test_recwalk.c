@@ -663,87 +663,214 @@ test_recwalk_runs_of_one_event(void **state)
 }
 
 /*
+ * A provider of 40 events whose classes start at 5, for the walk's
+ * table of known events: 16 and 48 take one integer (their ids have
+ * the same low bits), 17 none, 55 a string (its fields are walked).
+ */
+#define T40_CLS		5u
+static struct tevents_event t40_ev[40];
+static uint32_t t40_fixed[40];
+static const struct recwalk_range t40_range = { .first = 0, .n = 40,
+	.cls = T40_CLS, .ev = t40_ev, .fixed = t40_fixed };
+static uint64_t t40_counts[T40_CLS + 40];
+static uint32_t t40_touched[T40_CLS + 40];
+
+static void
+t40_walk_init(struct recwalk *w)
+{
+	memset(t40_ev, 0, sizeof(t40_ev));
+	t40_ev[0].nargs = 1;
+	t40_ev[0].args[0].cls = TEVENTS_UNSIGNED;
+	t40_ev[32] = t40_ev[0];
+	t40_ev[39].nargs = 1;
+	t40_ev[39].args[0].cls = TEVENTS_STRING;
+	memset(t40_fixed, 0, sizeof(t40_fixed));
+	t40_fixed[0] = t40_fixed[32] = TRACED_REC_HDR_SIZE + 8;
+	t40_fixed[1] = TRACED_REC_HDR_SIZE;
+	memset(t40_counts, 0, sizeof(t40_counts));
+	memset(w, 0, sizeof(*w));
+	w->ranges = &t40_range;
+	w->nranges = 1;
+	w->counts = t40_counts;
+	w->touched = t40_touched;
+}
+
+/* A record of event id (16, 17, 48 or 55) at time ts; its offset. */
+static size_t
+t40_put(struct buf *b, uint32_t id, uint64_t ts)
+{
+	size_t start = b->len;
+
+	put_hdr(b, id, id == 17 ? TRACED_REC_HDR_SIZE :
+	    TRACED_REC_HDR_SIZE + 8, ts);
+	if (id != 17) {
+		memset(b->b + b->len, 0, 8);
+		if (id == 55)
+			memcpy(b->b + b->len, "abc", 4);	/* pad 4 */
+		b->len += 8;
+	}
+	return start;
+}
+
+/* Records of event id counted by the last walks. */
+static uint64_t
+t40_count(uint32_t id)
+{
+	return t40_counts[T40_CLS + id - TRACED_EVENT_ID_BASE] &
+	    ~RECWALK_TOUCHED;
+}
+
+/*
  * Records of several events without strings, interleaved, with ids
  * whose low bits are the same (16 and 48) and with records that need
  * their fields walked between them: every record counted in its class,
- * the padding after the last one right, a bad time caught anywhere.
+ * the classes in the order they first came, the padding after the last
+ * record right.
  */
 static void
 test_recwalk_interleaved_events(void **state)
 {
-	static struct tevents_event evs[40];
-	static uint32_t fixed[40];
 	static const uint32_t ids[] = { 16, 48, 16, 17, 48, 48, 55, 16, 17,
-	    17, 55, 16, 48 };
+	    17, 55, 16, 48, 48, 48 };
 	const size_t nids = sizeof(ids) / sizeof(ids[0]);
-	struct recwalk_range r = { .first = 0, .n = 40, .cls = 0, .ev = evs,
-		.fixed = fixed };
-	uint64_t counts[40], want[40];
-	uint32_t touched40[40];
+	uint64_t want[40];
 	struct recwalk w;
 	struct buf b = { .len = 0 };
 	size_t i, off55 = 0;
 
 	(void)state;
-	/* 16 and 48: one integer; 17: none; 55: a string (walked). */
-	evs[0].nargs = 1;
-	evs[0].args[0].cls = TEVENTS_UNSIGNED;
-	evs[32] = evs[0];
-	evs[39].nargs = 1;
-	evs[39].args[0].cls = TEVENTS_STRING;
-	fixed[0] = fixed[32] = TRACED_REC_HDR_SIZE + 8;
-	fixed[1] = TRACED_REC_HDR_SIZE;
 	memset(want, 0, sizeof(want));
 	for (i = 0; i < nids; i++) {
-		uint32_t size = ids[i] == 17 ? TRACED_REC_HDR_SIZE :
-		    TRACED_REC_HDR_SIZE + 8;
-
 		if (ids[i] == 55 && off55 == 0)
 			off55 = b.len;	/* the first one */
-		put_hdr(&b, ids[i], size, 100 + i);
-		if (size > TRACED_REC_HDR_SIZE) {
-			memset(b.b + b.len, 0, 8);
-			if (ids[i] == 55)
-				memcpy(b.b + b.len, "abc", 4);
-			b.len += 8;
-		}
-		want[ids[i] - 16]++;
+		t40_put(&b, ids[i], 100 + i);
+		want[ids[i] - TRACED_EVENT_ID_BASE]++;
 	}
-	memset(counts, 0, sizeof(counts));
-	memset(&w, 0, sizeof(w));
-	w.ranges = &r;
-	w.nranges = 1;
-	w.counts = counts;
-	w.touched = touched40;
+	t40_walk_init(&w);
 	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
 	assert_int_equal(w.events, nids);
 	for (i = 0; i < 40; i++)
-		assert_int_equal(counts[i] & ~RECWALK_TOUCHED, want[i]);
-	/* In the order they first came. */
+		assert_int_equal(t40_count(TRACED_EVENT_ID_BASE + i), want[i]);
 	assert_int_equal(w.ntouched, 4);
-	assert_int_equal(touched40[0], 0);
-	assert_int_equal(touched40[1], 32);
-	assert_int_equal(touched40[2], 1);
-	assert_int_equal(touched40[3], 39);
+	assert_int_equal(t40_touched[0], T40_CLS + 0);
+	assert_int_equal(t40_touched[1], T40_CLS + 32);
+	assert_int_equal(t40_touched[2], T40_CLS + 1);
+	assert_int_equal(t40_touched[3], T40_CLS + 39);
 	assert_int_equal(w.first_ts, 100);
 	assert_int_equal(w.last_ts, 100 + nids - 1);
 	assert_int_equal(w.tail_pad, 0);
 	/* Ending on the string record: its padding. */
-	memset(counts, 0, sizeof(counts));
-	memset(&w, 0, sizeof(w));
-	w.ranges = &r;
-	w.nranges = 1;
+	t40_walk_init(&w);
 	assert_int_equal(recwalk(&w, b.b, off55 + 24), (long)(off55 + 24));
 	assert_int_equal(w.tail_pad, 4);
-	/* A time going back after the records of a run switched. */
-	memcpy(b.b + off55 + 24 + 8, &(uint64_t){ 1 }, 8);
-	memset(&w, 0, sizeof(w));
-	w.ranges = &r;
-	w.nranges = 1;
+	assert_int_equal(w.events, 7);
+	/* A string record, then one of a known event: no padding. */
+	b.len = 0;
+	t40_put(&b, 16, 1);
+	t40_put(&b, 55, 2);
+	t40_put(&b, 16, 3);
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
+	assert_int_equal(w.tail_pad, 0);
+	assert_int_equal(t40_count(16), 2);
+}
+
+/*
+ * A record of an event the walk already met is refused for what the
+ * full check refuses: a time going back or too far ahead, NULL marks,
+ * another size, whether it continues a run of its event or follows
+ * another event.
+ */
+static void
+test_recwalk_known_events_checked_alike(void **state)
+{
+	struct recwalk w;
+	struct buf b = { .len = 0 };
+	size_t at;
+	uint32_t word[2];
+
+	(void)state;
+	/* Back in time, just after a switch from another event. */
+	t40_put(&b, 16, 10);
+	t40_put(&b, 17, 11);
+	at = t40_put(&b, 16, 9);
+	t40_walk_init(&w);
 	assert_int_equal(recwalk(&w, b.b, b.len), -1);
 	assert_string_equal(w.invalid, "timestamp going backwards");
-	assert_int_equal(w.invalid_off, off55 + 24);
-	assert_int_equal(w.events, 7);
+	assert_int_equal(w.invalid_off, at);
+	assert_int_equal(t40_count(16), 1);
+	assert_int_equal(t40_count(17), 1);
+	assert_int_equal(w.last_ts, 11);
+
+	/* Too far ahead, after a switch and inside a run. */
+	b.len = 0;
+	t40_put(&b, 16, 1);
+	t40_put(&b, 17, 2);
+	at = t40_put(&b, 16, 100);
+	t40_walk_init(&w);
+	w.max_ts = 99;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "timestamp in the future");
+	assert_int_equal(w.invalid_off, at);
+	b.len = 0;
+	t40_put(&b, 17, 1);
+	t40_put(&b, 17, 2);
+	t40_put(&b, 17, 3);
+	at = t40_put(&b, 17, 100);
+	t40_walk_init(&w);
+	w.max_ts = 99;
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "timestamp in the future");
+	assert_int_equal(w.invalid_off, at);
+	assert_int_equal(t40_count(17), 3);
+
+	/* The same id in a run, with a NULL mark or another size. */
+	b.len = 0;
+	t40_put(&b, 16, 1);
+	t40_put(&b, 16, 2);
+	t40_put(&b, 16, 3);
+	at = t40_put(&b, 16, 4);
+	memcpy(word, b.b + at, sizeof(word));
+	word[1] |= 1u << TRACED_REC_NULL_SHIFT;
+	memcpy(b.b + at, word, sizeof(word));
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid,
+	    "NULL mark on an argument that is no string");
+	assert_int_equal(w.invalid_off, at);
+	word[1] = TRACED_REC_HDR_SIZE + 16;
+	memcpy(b.b + at, word, sizeof(word));
+	memset(b.b + b.len, 0, 8);
+	b.len += 8;
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "record size does not match its event");
+	assert_int_equal(w.invalid_off, at);
+
+	/* Words no known event has (an empty entry of the walk's table
+	 * must not match them): id 0 and size 0, first and after a known
+	 * event; a PAD of size 0. */
+	b.len = 0;
+	put_hdr(&b, 0, 0, 5);
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "record size out of range");
+	assert_int_equal(w.invalid_off, 0);
+	b.len = 0;
+	t40_put(&b, 16, 1);
+	at = b.len;
+	put_hdr(&b, 0, 0, 5);
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "record size out of range");
+	assert_int_equal(w.invalid_off, at);
+	word[0] = TRACED_EVENT_PAD;
+	word[1] = 0;
+	memcpy(b.b + at, word, sizeof(word));
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, b.len), -1);
+	assert_string_equal(w.invalid, "bad padding record");
+	assert_int_equal(w.invalid_off, at);
 }
 
 static void
@@ -783,6 +910,7 @@ main(void)
 		cmocka_unit_test(test_recwalk_refuses_lost_records_that_lie),
 		cmocka_unit_test(test_recwalk_runs_of_one_event),
 		cmocka_unit_test(test_recwalk_interleaved_events),
+		cmocka_unit_test(test_recwalk_known_events_checked_alike),
 		cmocka_unit_test(test_recwalk_without_any_event_table),
 		cmocka_unit_test(test_recwalk_fixed_sizes_same_verdicts),
 		cmocka_unit_test(test_recwalk_stops_at_padding),
