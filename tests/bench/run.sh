@@ -92,6 +92,8 @@ counter_events() {	# DIR: event messages babeltrace2 reads
 td_start() {	# [traced options]
 	export TRACED_RUNTIME_DIR="$T/td-run"
 	rm -rf "$T/td"
+	# Where this daemon's lines start in the log (td_why_lost).
+	td_log0=$(wc -l < "$T/traced.log" 2>/dev/null || echo 0)
 	"$BIN/traced" --foreground --runtime-dir "$TRACED_RUNTIME_DIR" \
 		--trace-dir "$T/td" --state-dir "$T/td-state" "$@" \
 		2>>"$T/traced.log" &
@@ -104,6 +106,13 @@ td_start() {	# [traced options]
 }
 
 td_stop() { kill "$TD_PID"; wait "$TD_PID" || true; TD_PID=; }
+
+# The last daemon's loss warnings (they name the cause it saw), to the
+# log beside the row: a row that lost events says why.
+td_why_lost() {
+	tail -n +"$((td_log0 + 1))" "$T/traced.log" | grep ' lost [0-9]* events' |
+		cut -c 1-400 | sed 's/^/      traced: /' >&2 || true
+}
 
 # td_run ON THREADS RING MODE ARGS...: prints
 #   "median p10 p90 emitted intrace lost cpu_ms"  (loop mode)
@@ -122,6 +131,7 @@ td_run() {
 	td_stop
 	lost=$(grep -o '"type":"ended_ring"[^}]*"lost":[0-9]*' "$T/info.json" |
 		sed 's/.*"lost"://' | awk '{ n += $1 } END { print n + 0 }')
+	[ "$lost" -gt 0 ] && td_why_lost
 	recs=$(grep -o '"lost_records":[0-9]*' "$T/info.json" |
 		sed 's/.*://' | awk '{ n += $1 } END { print n + 0 }')
 	ev=$(counter_events "$T/td")
