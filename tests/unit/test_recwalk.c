@@ -86,16 +86,24 @@ put_lost(struct buf *b, uint64_t ts, uint64_t full, uint64_t nested)
 	b->len += sizeof(l);
 }
 
+/* A walk of one provider, r, counting into counts and touched. */
+static void
+walk_over(struct recwalk *w, const struct recwalk_range *r,
+    uint64_t *counts, uint32_t *touched_out)
+{
+	memset(w, 0, sizeof(*w));
+	w->ranges = r;
+	w->nranges = 1;
+	w->counts = counts;
+	w->touched = touched_out;
+}
+
 static void
 walk_init(struct recwalk *w, uint64_t *counts)
 {
 	events[0] = ev_mixed;
 	events[1] = ev_empty;
-	memset(w, 0, sizeof(*w));
-	w->ranges = &one_range;
-	w->nranges = 1;
-	w->counts = counts;
-	w->touched = touched;
+	walk_over(w, &one_range, counts, touched);
 }
 
 static void
@@ -688,11 +696,7 @@ t40_walk_init(struct recwalk *w)
 	t40_fixed[0] = t40_fixed[32] = TRACED_REC_HDR_SIZE + 8;
 	t40_fixed[1] = TRACED_REC_HDR_SIZE;
 	memset(t40_counts, 0, sizeof(t40_counts));
-	memset(w, 0, sizeof(*w));
-	w->ranges = &t40_range;
-	w->nranges = 1;
-	w->counts = t40_counts;
-	w->touched = t40_touched;
+	walk_over(w, &t40_range, t40_counts, t40_touched);
 }
 
 /* A record of event id (16, 17, 48 or 55) at time ts; its offset. */
