@@ -2,12 +2,13 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * The ring record validator: walks a copy of a span of a client's ring
- * and decides which of its records may reach a CTF stream.  Pure (no
- * I/O, no allocation, no shared memory: the caller copies the span out
- * of the ring first, so the client cannot change what was checked).
- * Proto; used by the daemon's drain thread and by the fuzz target.
- * Any thread, one walk per struct at a time.
+ * The ring record validator: walks a span of a client's ring and
+ * decides which of its records may reach a CTF stream.  What it checks
+ * is a copy the client cannot change: recwalk() walks a copy the caller
+ * made, recwalk_copy() makes it record by record as it walks the ring
+ * itself.  No I/O, no allocation.  Proto; used by the daemon's drain
+ * thread and by the fuzz target.  Any thread, one walk per struct at a
+ * time.
  */
 #ifndef TRACED_PROTO_RECWALK_H
 #define TRACED_PROTO_RECWALK_H
@@ -101,6 +102,21 @@ struct recwalk {
  * the valid prefix only when it returns -1 too.
  */
 long	recwalk(struct recwalk *w, const uint8_t *buf, size_t len);
+
+/*
+ * recwalk() on src[0, len), memory the client may write while we read
+ * it (its ring, mapped), copying to dst[0, len) as it goes: on return,
+ * dst[0, r) holds the valid prefix, every byte of it as it was
+ * checked, and what follows is undefined except the header of a record
+ * it refused (at w->invalid_off, for the caller to look at).  Checking
+ * each record as it is copied reads the ring once and writes the copy
+ * once, around the cache (most of the drain thread's time went to a
+ * separate copy, half of it to reading the destination's lines before
+ * writing them).  src and dst must not overlap; both are 8-byte
+ * aligned.
+ */
+long	recwalk_copy(struct recwalk *w, uint8_t *dst, const uint8_t *src,
+	    size_t len);
 
 /*
  * The range of 'ranges' (n of them, sorted) that holds event index i

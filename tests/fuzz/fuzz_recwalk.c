@@ -15,6 +15,8 @@
  * the same events and losses as walking it at once.  A walk of one
  * record takes the full check every time, never the shortcut for an
  * event the walk met before (recwalk.c), so it is the reference for it.
+ * recwalk_copy() finds what recwalk() finds, and its copy holds the
+ * bytes it kept, and the header of the record it stopped at.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -140,12 +142,14 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
-	struct recwalk one, two, three;
-	uint64_t counts1[NEV], counts2[NEV], counts3[NEV], first_ts3;
-	uint32_t touched1[NEV], touched2[NEV], touched3[NEV], tail_pad3;
-	uint8_t *buf;
-	size_t len, cut, kept2, kept3;
-	long kept1;
+	struct recwalk one, two, three, four;
+	uint64_t counts1[NEV], counts2[NEV], counts3[NEV], counts4[NEV];
+	uint64_t first_ts3;
+	uint32_t touched1[NEV], touched2[NEV], touched3[NEV], touched4[NEV];
+	uint32_t tail_pad3;
+	uint8_t *buf, *copy;
+	size_t len, cut, kept2, kept3, stop;
+	long kept1, kept4;
 	int failed2, failed3;
 
 	if (!ready) {
@@ -177,6 +181,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(counts3, 0, sizeof(counts3));
 	three.counts = counts3;
 	three.touched = touched3;
+	four = one;
+	memset(counts4, 0, sizeof(counts4));
+	four.counts = counts4;
+	four.touched = touched4;
 
 	kept1 = recwalk(&one, buf, len);
 	if (kept1 >= 0) {
@@ -220,6 +228,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	assert(three.last_ts == one.last_ts);
 	if (kept1 > 0 || (kept1 < 0 && one.invalid_off > 0))
 		assert(first_ts3 == one.first_ts);
+
+	copy = malloc(len + 1);
+	assert(copy != NULL);
+	memset(copy, 0xa5, len);
+	kept4 = recwalk_copy(&four, copy, buf, len);
+	assert(kept4 == kept1);
+	if (kept1 < 0) {
+		assert(four.invalid_off == one.invalid_off);
+		assert(strcmp(four.invalid, one.invalid) == 0);
+	}
+	assert(four.events == one.events && four.discarded == one.discarded);
+	assert(four.lost_records == one.lost_records);
+	assert(memcmp(counts1, counts4, sizeof(counts1)) == 0);
+	assert(four.ntouched == one.ntouched &&
+	    memcmp(touched1, touched4, one.ntouched * sizeof(*touched1)) == 0);
+	assert(four.last_ts == one.last_ts && four.first_ts == one.first_ts);
+	assert(four.tail_pad == one.tail_pad && four.pad == one.pad);
+	assert(four.thread == one.thread &&
+	    memcmp(&four.next, &one.next, sizeof(one.next)) == 0);
+	stop = kept1 >= 0 ? (size_t)kept1 : one.invalid_off;
+	assert(memcmp(copy, buf, stop) == 0);
+	if (len - stop >= TRACED_PAD_MIN)
+		assert(memcmp(copy + stop, buf + stop, len - stop <
+		    TRACED_REC_HDR_SIZE ? len - stop : TRACED_REC_HDR_SIZE) == 0);
+	free(copy);
 	free(buf);
 	return 0;
 }

@@ -5,8 +5,11 @@
  * Tests of proto/recwalk.c, the check every ring span passes before the
  * daemon writes it: well-formed records are counted and kept whole,
  * a record cut by the span's end is left for the next span, and each
- * way a client can get a record wrong is refused at its offset.
+ * way a client can get a record wrong is refused at its offset.  The
+ * walk that copies as it checks finds the same, and what it copied
+ * passes the check whatever the client wrote meanwhile.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -896,6 +899,180 @@ test_recwalk_without_any_event_table(void **state)
 	assert_int_equal(w.discarded, 1);
 }
 
+/* A record of event 55 with a string of n 'x', larger than the walk's
+ * own buffer (recwalk.c, RECWALK_BOUNCE) for n of 600. */
+static void
+t40_put_long(struct buf *b, uint64_t ts, size_t n)
+{
+	uint32_t size = traced_align8((uint32_t)(TRACED_REC_HDR_SIZE + n + 1));
+
+	memset(b->b + b->len, 0, size);
+	put_hdr(b, 55, size, ts);
+	memset(b->b + b->len, 'x', n);
+	b->len += size - TRACED_REC_HDR_SIZE;
+}
+
+/*
+ * A span of every kind of record: runs of events without strings,
+ * events interleaved, string events between them (one larger than the
+ * walk's own buffer), a LOST record, a record the span's end cuts.  Its
+ * length, the cut record's offset.
+ */
+static size_t
+copy_span(struct buf *b, size_t *cut)
+{
+	static const uint32_t ids[] = { 16, 16, 16, 48, 16, 17, 55, 48, 48,
+	    17, 16, 55, 16 };
+	size_t i;
+
+	b->len = 0;
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		t40_put(b, ids[i], 100 + i);
+		/* Arguments the copy must keep as they are. */
+		if (ids[i] == 16 || ids[i] == 48)
+			memset(b->b + b->len - 8, (int)(0x40 + i), 8);
+		if (i == 4)
+			put_lost(b, 104, 2, 0);
+		if (i == 8)
+			t40_put_long(b, 108, 600);
+	}
+	*cut = t40_put(b, 48, 200);
+	return b->len - 8;
+}
+
+static void
+test_recwalk_copy_finds_what_recwalk_finds(void **state)
+{
+	_Alignas(8) uint8_t dst[sizeof(((struct buf *)0)->b)];
+	uint64_t counts[T40_CLS + 40];
+	uint32_t ntouched, touched_in_place[T40_CLS + 40];
+	struct recwalk w, wc;
+	struct buf b = { .len = 0 };
+	size_t len, cut, bad;
+
+	(void)state;
+	len = copy_span(&b, &cut);
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, len), (long)cut);
+	memcpy(counts, t40_counts, sizeof(counts));
+	ntouched = w.ntouched;
+	memcpy(touched_in_place, t40_touched, sizeof(touched_in_place));
+
+	memset(dst, 0xa5, sizeof(dst));
+	t40_walk_init(&wc);
+	assert_int_equal(recwalk_copy(&wc, dst, b.b, len), (long)cut);
+	assert_memory_equal(dst, b.b, cut);
+	/* The cut record's header too: the caller may look at it. */
+	assert_memory_equal(dst + cut, b.b + cut, TRACED_REC_HDR_SIZE);
+	assert_int_equal(wc.events, w.events);
+	assert_int_equal(wc.events, 14);
+	assert_int_equal(wc.discarded, 2);
+	assert_int_equal(wc.lost_records, 1);
+	assert_memory_equal(t40_counts, counts, sizeof(counts));
+	assert_int_equal(wc.ntouched, ntouched);
+	assert_memory_equal(t40_touched, touched_in_place,
+	    ntouched * sizeof(*t40_touched));
+	assert_int_equal(wc.first_ts, 100);
+	assert_int_equal(wc.last_ts, w.last_ts);
+	assert_int_equal(wc.tail_pad, w.tail_pad);
+
+	/* Time going back in a run: refused at the same place, for the
+	 * same reason, with the refused record's header copied. */
+	bad = 2 * (TRACED_REC_HDR_SIZE + 8);
+	memcpy(b.b + bad + 8, &(uint64_t){ 50 }, 8);
+	t40_walk_init(&w);
+	assert_int_equal(recwalk(&w, b.b, len), -1);
+	memset(dst, 0xa5, sizeof(dst));
+	t40_walk_init(&wc);
+	assert_int_equal(recwalk_copy(&wc, dst, b.b, len), -1);
+	assert_string_equal(wc.invalid, "timestamp going backwards");
+	assert_int_equal(wc.invalid_off, w.invalid_off);
+	assert_int_equal(wc.invalid_off, bad);
+	assert_memory_equal(dst, b.b, bad + TRACED_REC_HDR_SIZE);
+	assert_int_equal(wc.events, 2);
+}
+
+/*
+ * The client of test_recwalk_copy_keeps_what_it_checked(): it flips
+ * one word of its ring between a good value and a bad one, as fast as
+ * it can.
+ */
+struct scribbler {
+	uint64_t	*word;
+	uint64_t	 good, bad;
+	int		 stop;
+};
+
+static void *
+scribble(void *arg)
+{
+	struct scribbler *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		__atomic_store_n(s->word, s->bad, __ATOMIC_RELAXED);
+		__atomic_store_n(s->word, s->good, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * A client that rewrites its ring while the walk copies it: whatever
+ * the walk kept, its copy passes the check again, with the same
+ * counts: it holds what was checked, never what the client wrote
+ * after.  The client flips the time of the third record of a run
+ * (a time going back), then the id-and-size word of the fourth or of
+ * the first (a size its event does not have); a walk that took any of
+ * them from the ring again after checking it, or checked the ring
+ * rather than its copy, would copy a record the check refuses.
+ */
+static void
+test_recwalk_copy_keeps_what_it_checked(void **state)
+{
+	const size_t rec = TRACED_REC_HDR_SIZE + 8, nrec = 6;
+	_Alignas(8) static uint8_t span[6 * 24], dst[6 * 24];
+	struct scribbler s;
+	struct recwalk w, again;
+	pthread_t th;
+	size_t i;
+	long kept, whole = 0;
+	int round, k;
+
+	(void)state;
+	for (i = 0; i < nrec; i++) {
+		struct traced_rec_hdr h = { .id = 16, .size = (uint32_t)rec,
+		    .ts = 10 + i };
+
+		memcpy(span + i * rec, &h, sizeof(h));
+		memcpy(span + i * rec + sizeof(h), &i, 8);
+	}
+	for (round = 0; round < 3; round++) {
+		/* The time of record 2, the word of 3, the word of 0 (the
+		 * first of its event: the full check). */
+		s.word = (uint64_t *)(void *)(span + (round == 0 ? 2 * rec +
+		    8 : round == 1 ? 3 * rec : 0));
+		s.good = *s.word;
+		s.bad = round == 0 ? 1 : s.good + (UINT64_C(8) << 32);
+		s.stop = 0;
+		assert_int_equal(pthread_create(&th, NULL, scribble, &s), 0);
+		for (k = 0; k < 200000; k++) {
+			t40_walk_init(&w);
+			kept = recwalk_copy(&w, dst, span, sizeof(span));
+			if (kept < 0)
+				kept = (long)w.invalid_off;
+			t40_walk_init(&again);
+			assert_int_equal(recwalk(&again, dst, (size_t)kept),
+			    kept);
+			assert_int_equal(again.events, w.events);
+			whole += kept == (long)sizeof(span);
+		}
+		__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+		assert_int_equal(pthread_join(th, NULL), 0);
+		*s.word = s.good;
+	}
+	/* Some walks met the good values all through. */
+	assert_true(whole > 0);
+}
+
 int
 main(void)
 {
@@ -918,6 +1095,8 @@ main(void)
 		cmocka_unit_test(test_recwalk_without_any_event_table),
 		cmocka_unit_test(test_recwalk_fixed_sizes_same_verdicts),
 		cmocka_unit_test(test_recwalk_stops_at_padding),
+		cmocka_unit_test(test_recwalk_copy_finds_what_recwalk_finds),
+		cmocka_unit_test(test_recwalk_copy_keeps_what_it_checked),
 	};
 
 	return cmocka_run_group_tests_name("recwalk", tests, NULL, NULL);
