@@ -71,9 +71,13 @@
  * of CPU per 64 bytes in writes of 1 MiB, 6.7 in writes of 256 KiB,
  * against 17-22 for buffered 256 KiB writes with the drop-behind below
  * (this project's machines, ext4 on virtio, two writers, each 512 MiB,
- * a copy into the buffer included).
+ * a copy into the buffer included).  Each one costs the same again
+ * whatever its size (a block allocation, a wait for the disk, a
+ * notification of the virtual disk that exits to the host), so they
+ * take what a batch of the drain thread holds, up to its 4 MiB
+ * (drain.c, DRAIN_HOLD_BYTES).
  */
-#define STREAM_DIRECT_MAX	(1u << 20)
+#define STREAM_DIRECT_MAX	(4u << 20)
 /*
  * A stream's written bytes leave the page cache behind it, in steps of
  * this size: each whole step is handed to the disk (writeback started)
