@@ -93,7 +93,7 @@ td_start() {	# [traced options]
 	export TRACED_RUNTIME_DIR="$T/td-run"
 	rm -rf "$T/td"
 	# Where this daemon's lines start in the log (td_why_lost).
-	td_log0=$(wc -l < "$T/traced.log" 2>/dev/null || echo 0)
+	td_log0=$(cat "$T/traced.log" 2>/dev/null | wc -l)
 	"$BIN/traced" --foreground --runtime-dir "$TRACED_RUNTIME_DIR" \
 		--trace-dir "$T/td" --state-dir "$T/td-state" "$@" \
 		2>>"$T/traced.log" &
