@@ -378,6 +378,8 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
 	return err;
 }
 
+static const uint8_t stream_zeros[DIO_ALIGN];
+
 /*
  * Add the packets of batch[0, n) to the parts to write, iov[*k...],
  * the stream being *pos bytes long before them; their lengths go to
@@ -387,11 +389,13 @@ stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
  * (small packets would each grow by up to DIO_ALIGN of padding) is
  * padded to end on a DIO_ALIGN
  * boundary of the file (packet_size grows, content_size stays, the
- * padding is zeros) and goes direct.  One that does not start on a
- * boundary (after a small packet) is first moved up in its staging
- * memory, so that the file's next boundary falls on an aligned address:
- * the bytes before it go through the page cache, the rest direct.
- * Returns whether any part goes direct.
+ * padding is zeros) and goes direct; so is a small packet after one
+ * that went direct, which goes through the page cache.  One that does
+ * not start on a boundary (after the small packets of a quiet thread)
+ * is first moved up in its staging memory, so that the file's next
+ * boundary falls on an aligned address: the bytes before it go through
+ * the page cache, the rest direct.  Returns whether any part goes
+ * direct.
  */
 static int
 stream_plan(const struct sring *r, struct chunk **batch, int n,
@@ -408,8 +412,24 @@ stream_plan(const struct sring *r, struct chunk **batch, int n,
 			iov[*k].iov_base = p;
 			iov[*k].iov_len = len;
 			direct[(*k)++] = 0;
-			bytes[i] = len;
-			*pos += (off_t)len;
+			/*
+			 * After a packet that went direct, a small one (the
+			 * end of a visit) ends on a boundary too, padded
+			 * with zeros: the first packet of the next batch
+			 * then goes direct from where it is, rather than be
+			 * moved up in its staging memory (at 2 M events/s,
+			 * a tenth of the bytes: a memmove of 1 MiB a visit).
+			 */
+			pad = ok && any ? (size_t)((DIO_ALIGN -
+			    ((uint64_t)*pos + len) % DIO_ALIGN) % DIO_ALIGN) : 0;
+			if (pad > 0) {
+				put64(p + 56, (len + pad) * 8);
+				iov[*k].iov_base = (void *)(uintptr_t)stream_zeros;
+				iov[*k].iov_len = pad;
+				direct[(*k)++] = 0;
+			}
+			bytes[i] = len + pad;
+			*pos += (off_t)(len + pad);
 			continue;
 		}
 		sh = (size_t)((uint64_t)*pos % DIO_ALIGN);
