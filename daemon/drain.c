@@ -236,13 +236,12 @@ drain_walker(struct recwalk *w, const struct sring *r,
  * Fill one packet from [rd.tail, head): as many records as fit in
  * CHUNK_CONTENT_MAX bytes, a lap at a time, or in reads that double
  * from DRAIN_READ_FIRST (a passed-on ring); a record a read cuts is
- * read again whole.  Returns 1
- * with the packet queued, 2 if there was nothing to put in one (only
- * padding), 3 if it stopped at a record that waits for its metadata
- * (what came before it queued), 4 if it stopped at a THREAD record
- * (the same; rd.tail is the record, rd.handover what it says), 0 if
- * staging is full (nothing read), or -1 if the ring was ended (a
- * record failed a check).
+ * read again whole.  Returns 1 with the packet queued, 2 if there was
+ * nothing to put in one (only padding), 3 if it stopped at a record
+ * that waits for its metadata (what came before it queued), 4 if it
+ * stopped at a THREAD record (the same; rd.tail is the record,
+ * rd.handover what it says), 0 if staging is full (nothing read), or
+ * -1 if the ring was ended (a record failed a check).
  */
 static int
 drain_packet(struct sring *r, uint64_t head)
