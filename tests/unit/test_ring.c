@@ -1195,8 +1195,14 @@ sc_memory_follows_writes(void)
 	}
 	cons_skip_all(&c);
 	written = cons_head(&c);
-	/* The pager was asked for pages ahead, and made them. */
-	T_TRUE(wait_u64(&lr->prep_end, written));
+	/*
+	 * The pager was asked for pages ahead, and made them; unless the
+	 * producer wrote less than 64 bytes a microsecond at the end
+	 * (lring_slow(): it happens under ThreadSanitizer on a busy
+	 * machine), and then faulted its pages in itself.
+	 */
+	if (!lring_slow(lr))
+		T_TRUE(wait_u64(&lr->prep_end, written));
 	mem = ring_memory(lr);
 	T_TRUE(mem >= TRACED_RING_HDR_SIZE + written);
 	T_TRUE(mem <= TRACED_RING_HDR_SIZE + 2 * written + 16384 + 4096);
