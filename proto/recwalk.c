@@ -113,6 +113,9 @@ recwalk_take(uint8_t *d, size_t cap, const uint8_t *s, size_t avail)
 	uint32_t size;
 
 	memcpy(d, s, n);
+	/* From here the copy is read, never the ring: the compiler may
+	 * not take a read of d for one of s. */
+	__asm__ volatile("" : : "r" (d) : "memory");
 	if (n < TRACED_REC_HDR_SIZE)
 		return n;
 	memcpy(&size, d + offsetof(struct traced_rec_hdr, size), sizeof(size));
@@ -122,6 +125,7 @@ recwalk_take(uint8_t *d, size_t cap, const uint8_t *s, size_t avail)
 	if (size > cap)
 		return 0;
 	memcpy(d + n, s + n, size - n);
+	__asm__ volatile("" : : "r" (d) : "memory");
 	return size;
 }
 

@@ -229,7 +229,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (kept1 > 0 || (kept1 < 0 && one.invalid_off > 0))
 		assert(first_ts3 == one.first_ts);
 
-	copy = malloc(len + 1);
+	copy = malloc(len > 0 ? len : 1);	/* ASan: not a byte past */
 	assert(copy != NULL);
 	memset(copy, 0xa5, len);
 	kept4 = recwalk_copy(&four, copy, buf, len);

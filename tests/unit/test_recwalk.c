@@ -994,65 +994,240 @@ test_recwalk_copy_finds_what_recwalk_finds(void **state)
 
 /*
  * The client of test_recwalk_copy_keeps_what_it_checked(): it flips
- * one word of its ring between a good value and a bad one, as fast as
- * it can.
+ * words of its ring between a good value and a bad one, one after the
+ * other, as fast as it can.
  */
-struct scribbler {
+#define FLIPS_MAX	40
+
+struct flip {
 	uint64_t	*word;
 	uint64_t	 good, bad;
+};
+
+struct scribbler {
+	struct flip	 flips[FLIPS_MAX];
+	int		 n;
 	int		 stop;
 };
+
+static void
+flip_word(struct scribbler *s, uint8_t *at, uint64_t bad)
+{
+	struct flip *f = &s->flips[s->n++];
+
+	assert_true(s->n <= FLIPS_MAX);
+	f->word = (uint64_t *)(void *)at;
+	f->good = *f->word;
+	f->bad = bad;
+}
+
+/* A record's size 8 more than its event takes, its time gone back. */
+static void
+flip_header(struct scribbler *s, uint8_t *rec)
+{
+	flip_word(s, rec, *(uint64_t *)(void *)rec + (UINT64_C(8) << 32));
+	flip_word(s, rec + 8, 1);
+}
+
+/* Let a value stand a while (a walk of a record or two). */
+static void
+scribble_wait(void)
+{
+	volatile int i;
+
+	for (i = 0; i < 20; i++)
+		;
+}
 
 static void *
 scribble(void *arg)
 {
 	struct scribbler *s = arg;
+	int i;
 
-	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-		__atomic_store_n(s->word, s->bad, __ATOMIC_RELAXED);
-		__atomic_store_n(s->word, s->good, __ATOMIC_RELAXED);
-	}
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED))
+		for (i = 0; i < s->n; i++) {
+			__atomic_store_n(s->flips[i].word, s->flips[i].bad,
+			    __ATOMIC_RELAXED);
+			scribble_wait();
+			__atomic_store_n(s->flips[i].word, s->flips[i].good,
+			    __ATOMIC_RELAXED);
+			scribble_wait();
+		}
 	return NULL;
+}
+
+/* Put a record of t40's event id, 'size' bytes, zeros after its header. */
+static uint8_t *
+put_rec(struct buf *b, uint32_t id, uint32_t size, uint64_t ts)
+{
+	uint8_t *rec = b->b + b->len;
+
+	memset(rec, 0, size);
+	put_hdr(b, id, size, ts);
+	b->len += size - TRACED_REC_HDR_SIZE;
+	return rec;
 }
 
 /*
  * A client that rewrites its ring while the walk copies it: whatever
- * the walk kept, its copy passes the check again, with the same
- * counts: it holds what was checked, never what the client wrote
- * after.  The client flips the time of the third record of a run
- * (a time going back), then the id-and-size word of the fourth or of
- * the first (a size its event does not have); a walk that took any of
- * them from the ring again after checking it, or checked the ring
- * rather than its copy, would copy a record the check refuses.
+ * the walk kept, its copy passes the check again with the same verdict,
+ * counts and times, and what it says of the record it stopped at (a
+ * THREAD record, a PAD, a record the span cuts) is what the copy holds:
+ * the copy is what was checked, never what the client wrote after.
+ * The client flips, one after the other, the size (8 more) and the time
+ * (gone back) of every record, the end of two strings (one in a record
+ * larger than the walk's own buffer), a LOST record's count and a
+ * THREAD record's tid.  The records: events without strings first met,
+ * met before, in a run, interleaved; strings; a loss; then a THREAD
+ * record, a PAD to the lap end or a record cut by the span's end.
  */
 static void
 test_recwalk_copy_keeps_what_it_checked(void **state)
 {
-	const size_t rec = TRACED_REC_HDR_SIZE + 8, nrec = 6;
-	_Alignas(8) static uint8_t span[6 * 24], dst[6 * 24];
-	struct scribbler s;
+	static struct buf b;
+	_Alignas(8) static uint8_t dst[sizeof(b.b)];
+	static struct scribbler s;
+	struct traced_lost lost = { .count = 3, .cause = { 3 } };
+	struct traced_thread_rec thr = { .tid = 1234 };
+	struct recwalk w, again;
+	uint64_t counts[T40_CLS + 40], pos = 0;
+	uint32_t word[2];
+	uint8_t *rec;
+	pthread_t th;
+	long kept, whole[3] = { 0, 0, 0 };
+	int end, k;
+
+	(void)state;
+	for (end = 0; end < 3; end++) {
+		memset(&s, 0, sizeof(s));
+		b.len = 0;
+		flip_header(&s, put_rec(&b, 16, 24, 10));	/* first met */
+		flip_header(&s, put_rec(&b, 16, 24, 11));	/* a run */
+		flip_header(&s, put_rec(&b, 17, 16, 12));	/* first met */
+		flip_header(&s, put_rec(&b, 16, 24, 13));	/* met before */
+		flip_header(&s, put_rec(&b, 16, 24, 14));	/* a run */
+		rec = put_rec(&b, 55, 24, 15);			/* a string */
+		memcpy(rec + 16, "abcdefg", 8);
+		flip_header(&s, rec);
+		flip_word(&s, rec + 16, 0x6867666564636261);	/* no NUL */
+		rec = put_rec(&b, TRACED_EVENT_LOST, TRACED_LOST_REC_SIZE, 16);
+		memcpy(rec + 16, &lost, sizeof(lost));
+		flip_header(&s, rec);
+		flip_word(&s, rec + 16, 4);			/* no sum */
+		rec = put_rec(&b, 55, 616, 17);			/* > 512 */
+		memset(rec + 16, 'x', 599);
+		flip_header(&s, rec);
+		flip_word(&s, rec + 16 + 592, 0x7878787878787878);
+		flip_header(&s, put_rec(&b, 48, 24, 18));	/* met before */
+		flip_header(&s, put_rec(&b, 16, 24, 19));
+		rec = put_rec(&b, 55, 24, 20);
+		memcpy(rec + 16, "abcdefg", 8);
+		flip_header(&s, rec);
+		if (end == 0) {
+			rec = put_rec(&b, TRACED_EVENT_THREAD,
+			    TRACED_THREAD_REC_SIZE, 21);
+			memcpy(rec + 16, &thr, sizeof(thr));
+			flip_header(&s, rec);
+			flip_word(&s, rec + 16, 0);		/* tid 0 */
+		} else if (end == 1) {
+			/* A PAD of 16 to a lap end, then nothing. */
+			rec = b.b + b.len;
+			word[0] = TRACED_EVENT_PAD;
+			word[1] = 16;
+			memcpy(rec, word, sizeof(word));
+			flip_word(&s, rec, (uint64_t)24 << 32 |
+			    TRACED_EVENT_PAD);
+			b.len += 16;
+			pos = TRACED_RING_LAP_MIN - b.len % TRACED_RING_LAP_MIN;
+		} else {
+			flip_word(&s, put_rec(&b, 16, 24, 21), 0);
+			b.len -= 8;				/* cut */
+		}
+		assert_int_equal(pthread_create(&th, NULL, scribble, &s), 0);
+		for (k = 0; k < 50000; k++) {
+			memset(dst, 0xa5, b.len);
+			t40_walk_init(&w);
+			w.pos = pos;
+			w.max_ts = 1000;
+			kept = recwalk_copy(&w, dst, b.b, b.len);
+			if (kept < 0)
+				kept = (long)w.invalid_off;
+			memcpy(counts, t40_counts, sizeof(counts));
+			t40_walk_init(&again);
+			again.pos = pos;
+			again.max_ts = 1000;
+			assert_int_equal(recwalk(&again, dst, (size_t)kept),
+			    kept);
+			assert_int_equal(again.events, w.events);
+			assert_int_equal(again.discarded, w.discarded);
+			assert_memory_equal(t40_counts, counts,
+			    sizeof(counts));
+			if (kept > 0) {
+				assert_int_equal(again.last_ts, w.last_ts);
+				assert_int_equal(again.first_ts, w.first_ts);
+				assert_int_equal(again.tail_pad, w.tail_pad);
+			}
+			if (w.thread != 0) {
+				assert_memory_equal(dst + kept + 16, &w.next,
+				    sizeof(w.next));
+				assert_int_not_equal(w.next.tid, 0);
+			}
+			if (w.pad != 0) {
+				memcpy(word, dst + kept, sizeof(word));
+				assert_int_equal(word[0], TRACED_EVENT_PAD);
+				assert_int_equal(word[1], w.pad);
+				assert_int_equal((pos + (uint64_t)kept +
+				    w.pad) % TRACED_RING_LAP_MIN, 0);
+			}
+			whole[end] += w.invalid == NULL &&
+			    (w.thread != 0 || w.pad != 0 || end == 2);
+		}
+		__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
+		assert_int_equal(pthread_join(th, NULL), 0);
+	}
+	/* Some walks met the good values all through, to the end. */
+	assert_true(whole[0] > 0 && whole[1] > 0 && whole[2] > 0);
+}
+
+/*
+ * The same, one word at a time, for the fast paths, where a load and
+ * the store of what it loaded are nanoseconds apart: the time of the
+ * third record of a run (gone back), the id-and-size word of the
+ * fourth, of the first (the full check), and of a record of another
+ * event met before (a size its event does not have).
+ */
+static void
+test_recwalk_copy_stores_what_it_loaded(void **state)
+{
+	/* Records of 24 bytes but the fifth (17, 16 bytes). */
+	static const size_t at[4] = { 2 * 24 + 8, 3 * 24, 0, 4 * 24 + 16 };
+	_Alignas(8) static uint8_t span[6 * 24 + 16], dst[6 * 24 + 16];
+	static const uint32_t ids[7] = { 16, 16, 16, 16, 17, 16, 16 };
+	static struct scribbler s;
 	struct recwalk w, again;
 	pthread_t th;
-	size_t i;
+	size_t i, off;
 	long kept, whole = 0;
 	int round, k;
 
 	(void)state;
-	for (i = 0; i < nrec; i++) {
-		struct traced_rec_hdr h = { .id = 16, .size = (uint32_t)rec,
-		    .ts = 10 + i };
+	for (i = 0, off = 0; i < 7; i++) {
+		struct traced_rec_hdr h = { .id = ids[i],
+		    .size = ids[i] == 17 ? 16 : 24, .ts = 10 + i };
 
-		memcpy(span + i * rec, &h, sizeof(h));
-		memcpy(span + i * rec + sizeof(h), &i, 8);
+		memcpy(span + off, &h, sizeof(h));
+		if (h.size > 16)
+			memcpy(span + off + sizeof(h), &i, 8);
+		off += h.size;
 	}
-	for (round = 0; round < 3; round++) {
-		/* The time of record 2, the word of 3, the word of 0 (the
-		 * first of its event: the full check). */
-		s.word = (uint64_t *)(void *)(span + (round == 0 ? 2 * rec +
-		    8 : round == 1 ? 3 * rec : 0));
-		s.good = *s.word;
-		s.bad = round == 0 ? 1 : s.good + (UINT64_C(8) << 32);
-		s.stop = 0;
+	assert_int_equal(off, sizeof(span));
+	/* Record 5 (16) follows one of 17: its event met before. */
+	for (round = 0; round < 4; round++) {
+		memset(&s, 0, sizeof(s));
+		flip_word(&s, span + at[round], round == 0 ? 1 :
+		    *(uint64_t *)(void *)(span + at[round]) +
+		    (UINT64_C(8) << 32));
 		assert_int_equal(pthread_create(&th, NULL, scribble, &s), 0);
 		for (k = 0; k < 200000; k++) {
 			t40_walk_init(&w);
@@ -1067,9 +1242,8 @@ test_recwalk_copy_keeps_what_it_checked(void **state)
 		}
 		__atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
 		assert_int_equal(pthread_join(th, NULL), 0);
-		*s.word = s.good;
+		*s.flips[0].word = s.flips[0].good;
 	}
-	/* Some walks met the good values all through. */
 	assert_true(whole > 0);
 }
 
@@ -1097,6 +1271,7 @@ main(void)
 		cmocka_unit_test(test_recwalk_stops_at_padding),
 		cmocka_unit_test(test_recwalk_copy_finds_what_recwalk_finds),
 		cmocka_unit_test(test_recwalk_copy_keeps_what_it_checked),
+		cmocka_unit_test(test_recwalk_copy_stores_what_it_loaded),
 	};
 
 	return cmocka_run_group_tests_name("recwalk", tests, NULL, NULL);
