@@ -611,6 +611,12 @@ drain_visit(struct sring *r, uint64_t now)
 		    "head beyond the ring";
 		goto invalid;
 	}
+	/* Records are 8-byte aligned; so is a tail the client left us
+	 * (a previous reader's) if it is one of theirs. */
+	if (rd->tail % 8 != 0) {
+		why = "tail off a record boundary";
+		goto invalid;
+	}
 	/*
 	 * How fast it fills: bytes per second, smoothed over visits.  A full
 	 * ring stops its head, so the events it dropped since count too, at

@@ -285,8 +285,11 @@ chunk_alloc_locked(struct writeout *wo, struct sring *r, size_t room)
 	c->pkt = (uint8_t *)c + head;
 	c->dio = dio;
 	c->counts = c->inline_counts;
-	a->used = at + head + CTF_PACKET_HDR_SIZE + room +
-	    (dio ? 2 * DIO_ALIGN : 0);
+	/* The next chunk 8-byte aligned, whatever the room asked (a
+	 * client's head can make it odd): wo_chunk_cancel() does not give
+	 * it back while the arena holds others. */
+	a->used = (at + head + CTF_PACKET_HDR_SIZE + room +
+	    (dio ? 2 * DIO_ALIGN : 0) + 7) / 8 * 8;
 	a->refs++;
 	return c;
 }

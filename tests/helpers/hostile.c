@@ -987,6 +987,36 @@ case_ring_order(const char *name)
 }
 
 /* Ring messages whose memfd header lies. */
+/*
+ * A ring whose tail, where the daemon starts reading, is off an 8-byte
+ * boundary (records never are): refused at its first visit, nothing
+ * read.
+ */
+static void
+case_ring_tail(const char *name)
+{
+	struct hring r;
+	int sock = h_provider_session();
+
+	if (sock == -1 || ring_make(&r, 0, ORDER, F_SEAL_SHRINK) == -1) {
+		check(0, name, "no session or ring");
+		return;
+	}
+	r.h->tail = 4;
+	r.head = 4;
+	put_tick(&r, 1);
+	ring_publish(&r);
+	ring_send_fd(sock, &r, r.fd);
+	notify(sock, r.index);
+	sleep_ms(300);
+	check(__atomic_load_n(&r.h->tail, __ATOMIC_ACQUIRE) == 4, name,
+	    "daemon read a ring from a tail off a record boundary");
+	printf("%s: refused, connection %s\n", name,
+	    h_closed(sock, 100) ? "closed" : "kept");
+	ring_unmake(&r);
+	close(sock);
+}
+
 static void
 case_ring_header(const char *name)
 {
@@ -2541,6 +2571,7 @@ static const struct hcase {
 	{ "ring-order-back", case_ring_order, "ring size went back" },
 	{ "ring-order-beyond", case_ring_order, "ring size beyond its memory" },
 	{ "ring-scribble", case_ring_scribble, "ring refused at position" },
+	{ "ring-tail-odd", case_ring_tail, "tail off a record boundary" },
 	{ "ring-bad-magic", case_ring_header, "bad header" },
 	{ "ring-bad-version", case_ring_header, "bad header" },
 	{ "ring-bad-order", case_ring_header, "bad header" },
