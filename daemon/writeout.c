@@ -18,20 +18,23 @@
  * cache throttling dirty pages) does not stop the rings from being
  * drained: the drain thread (drain.c) copies each ring's new records
  * into an arena, validates them there and gives the ring its room back
- * at once; the writers take the packets from there, a ring's whole
- * backlog in one pwritev().  Only when every arena is waiting for a
+ * at once; the writers take the packets from there, what a visit read
+ * in one pwritev().  Only when every arena is waiting for a
  * writer does reading stop, and a ring that fills up then loses events
  * to a slow disk, which the warning says.
  *
  * Big packets get staging memory aligned for direct I/O (DIO_ALIGN),
- * and while staging is at most half used the writers send them from
- * there to the disk with O_DIRECT (stream.c): no copy into the page
- * cache, which was most of the daemon's CPU time at high rates.  Past
- * half, writes go through the page cache, which takes in what a slow
- * disk cannot follow at once.
+ * and while at most half of the staging kept for good (ARENA_KEEP) is
+ * in use the writers send them from there to the disk with O_DIRECT
+ * (stream.c): no copy into the page cache, which was most of the
+ * daemon's CPU time at high rates.  Past half, writes go through the
+ * page cache, which takes in what a slow disk cannot follow at once.
+ * A disk that stops for a while holds the writers in their direct
+ * writes: the reserve arenas past ARENA_KEEP take in what the rings
+ * fill meanwhile, and are given back once empty.
  *
- * One drain thread reads every ring: it is cheap (a pread and a walk
- * over the records, a few ns per event) and decides when each ring is
+ * One drain thread reads every ring: it is cheap (a copy that checks
+ * the records as it goes, a few ns per event) and decides when each ring is
  * read by how fast it fills, rather than waiting to be told.  N writers
  * (--workers) write; a ring is written by one writer at a time
  * (wbusy), so its packets stay in order.
@@ -39,8 +42,9 @@
  * Every ring the loop adds gets exactly one END chunk back, after which
  * no thread but the loop touches it: that is when a ring of an ended
  * session may be freed.  Staging memory is allocated once, in arenas of
- * ARENA_SIZE up to ARENA_MAX, and reused; a chunk's memory is released
- * by the loop thread after it counted the chunk.
+ * ARENA_SIZE up to ARENA_KEEP, and reused (the reserve beyond, up to
+ * ARENA_MAX, only while it is needed); a chunk's memory is released by
+ * the loop thread after it counted the chunk.
  *
  * Priorities: losing events is the last resort.  The drain thread and
  * the writers run at the niceness --writeout-nice gives (0 by default:
@@ -184,8 +188,7 @@ arena_get_locked(struct writeout *wo, size_t need)
 	a->refs = 0;
 	a->current = 1;
 	wo->cur = a;
-	if (STAILQ_EMPTY(&wo->free_arenas) && wo->narenas < ARENA_MAX &&
-	    !wo->arena_want) {
+	if (STAILQ_EMPTY(&wo->free_arenas) && !wo->arena_want) {
 		wo->arena_want = 1;
 		pthread_cond_signal(&wo->write_cond);
 	}
@@ -330,25 +333,43 @@ wo_chunk_commit(struct chunk *c, size_t len)
 	c->len = (uint32_t)len;
 }
 
-/* Release a chunk's memory.  Locked. */
-static void
+/*
+ * Release a chunk's memory.  Locked.  Returns the memory of an arena of
+ * the reserve (ARENA_KEEP) that it emptied, for the caller to unmap
+ * once unlocked (arena_unmap()), or NULL.
+ */
+static uint8_t *
 chunk_free_locked(struct writeout *wo, struct chunk *c)
 {
 	struct arena *a = c->arena;
+	uint8_t *base = NULL;
 
 	if (c->counts != c->inline_counts)
 		free(c->counts);
 	if (a == NULL) {
 		free(c);
-		return;
+		return NULL;
 	}
 	if (--a->refs == 0 && !a->current) {
-		STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
+		if (a - wo->arenas >= ARENA_KEEP) {
+			base = a->base;		/* its slot is empty again */
+			a->base = NULL;
+		} else
+			STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
 		if (wo->staging_wait) {
 			wo->drain_kick = 1;
 			pthread_cond_signal(&wo->drain_cond);
 		}
 	}
+	return base;
+}
+
+/* Give back what chunk_free_locked() returned.  Not locked. */
+static void
+arena_unmap(uint8_t *base)
+{
+	if (base != NULL)
+		(void)munmap(base, ARENA_SIZE);
 }
 
 /* A chunk the drain thread took and did not fill.  Drain thread. */
@@ -356,10 +377,12 @@ void
 wo_chunk_cancel(struct chunk *c)
 {
 	struct writeout *wo = wo_global;
+	uint8_t *base;
 
 	pthread_mutex_lock(&wo->lock);
-	chunk_free_locked(wo, c);
+	base = chunk_free_locked(wo, c);
 	pthread_mutex_unlock(&wo->lock);
+	arena_unmap(base);
 }
 
 /*
@@ -430,8 +453,8 @@ wo_hold(struct sring *r, int on)
 
 /*
  * May the writers go to the disk directly?  Unless direct-io is off
- * (traced.conf(5)), while at least half of the staging memory is free:
- * they keep up.  Past that, the disk may be
+ * (traced.conf(5)), while at most half of the staging kept for good
+ * (ARENA_KEEP) is in use: they keep up.  Past that, the disk may be
  * what holds them back, and writes go through the page cache, which
  * takes in what the disk cannot follow at once (up to the kernel's
  * dirty limits, often gigabytes) and costs CPU time instead.  Locked.
@@ -446,7 +469,7 @@ staging_roomy_locked(const struct writeout *wo)
 	for (i = 0; i < wo->narenas; i++)
 		if (wo->arenas[i].current || wo->arenas[i].refs > 0)
 			busy++;
-	return busy <= ARENA_MAX / 2;
+	return busy <= ARENA_KEEP / 2;
 }
 
 static void *
@@ -635,6 +658,7 @@ writeout_done_cb(int fd, short what, void *arg)
 	struct chunk_list done;
 	struct session *s;
 	struct chunk *c;
+	uint8_t *base;
 	uint64_t n;
 
 	(void)fd;
@@ -651,8 +675,9 @@ writeout_done_cb(int fd, short what, void *arg)
 		if (c->kind == CHUNK_END)
 			wo->outstanding--;
 		pthread_mutex_lock(&wo->lock);
-		chunk_free_locked(wo, c);
+		base = chunk_free_locked(wo, c);
 		pthread_mutex_unlock(&wo->lock);
+		arena_unmap(base);
 		session_check_done(s);
 	}
 	control_flush_check();

@@ -26,9 +26,15 @@
 #include "ctf.h"
 #include "traced.h"
 
-/* Staging memory: arenas of this size, up to this many. */
+/*
+ * Staging memory: arenas of this size, up to this many.  The first
+ * ARENA_KEEP are kept once made; the others, a reserve for a disk that
+ * stops for a while (a few hundred ms seen on a virtual disk), are
+ * given back as soon as they are empty again.
+ */
 #define ARENA_SIZE		(4u << 20)
-#define ARENA_MAX		16
+#define ARENA_MAX		32
+#define ARENA_KEEP		16
 #define ARENA_HUGE		(2u << 20)	/* arenas start on one */
 /* The largest packet the drain thread makes (its content). */
 #define CHUNK_CONTENT_MAX	(1u << 20)

@@ -69,11 +69,12 @@ esac
 ok "a daemon that did not run: $w"
 stop_daemon
 
-# 3. The first write stalls for 7 s: staging (64 MiB) and then the
-# rings (of up to 2 MiB, 100 ms each) fill up behind it.
+# 3. The first write stalls for 7 s: staging (128 MiB, its reserve
+# included) and then the rings (of up to 2 MiB, 100 ms each) fill up
+# behind it.
 rm -rf "$TRACES"
 TRACED_TEST_WRITE_STALL_MS=7000 start_daemon
-TRACED_RING_SIZE=2M "$HELPERS/emit" -t 2 -r 60000 -T 5 > /dev/null &
+TRACED_RING_SIZE=2M "$HELPERS/emit" -t 2 -r 150000 -T 5 > /dev/null &
 p=$!
 wait $p || fail "emit exited with $?"
 wait_no_sessions 30 || fail "sessions left"
@@ -86,6 +87,14 @@ lost=$(ctl --json info trace | grep '"type":"ended_ring"' |
 	sed 's/.*"lost":\([0-9]*\),.*/\1/' | awk '{ n += $1 } END { print n + 0 }')
 [ "$lost" -gt 0 ] || fail "stalled disk: no loss counted"
 ok "a disk that stopped: $w"
+# The staging past the 64 MiB kept for good went back once empty.
+peak=$(awk '/^VmHWM/ { print $2 }' "/proc/$DAEMON_PID/status")
+rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$DAEMON_PID/status")
+[ "$peak" -gt $((100 * 1024)) ] ||
+	fail "stalled disk: staging never took in more than 64 MiB (peak $peak KiB)"
+[ "$rss" -lt $((peak - 32 * 1024)) ] ||
+	fail "stalled disk: the daemon holds $rss KiB after a peak of $peak"
+ok "staging's reserve given back: $rss KiB after a peak of $peak"
 stop_daemon
 rm -rf "$TRACES"
 
