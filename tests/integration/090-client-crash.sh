@@ -40,9 +40,14 @@ bt "$TRACES" > "$T/out.txt" 2> "$T/warn.txt" || fail "babeltrace2: $(head -c 500
 tr -d '\n' < "$T/warn.txt" | sed 's/WARNING/\nWARNING/g' |
 	sed -n 's/.*discarded \([0-9]*\) events\{0,1\} .*stream-\([0-9]*\)".*/\2 \1/p' |
 	awk '{ d[$1] += $2 } END { for (t in d) print t, d[t] }' > "$T/discarded"
-# The last committed number per thread, from the reports.
-cat "$T"/rep/* | awk '{ if (!($1 in l) || $2 > l[$1]) l[$1] = $2 }
-	END { for (t in l) print t, l[t] }' > "$T/last"
+# The last committed number per thread, from the reports: each file on
+# its own (a trial's last line may be cut where it was killed, and cat
+# would join it to the next file's first: a tid of 143114323 seen under
+# ThreadSanitizer), whole lines only.
+awk 'NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ {
+		if (!($1 in l) || $2 + 0 > l[$1] + 0) l[$1] = $2
+	}
+	END { for (t in l) print t, l[t] }' "$T"/rep/* > "$T/last"
 [ -s "$T/last" ] || fail "crashy reported nothing"
 
 awk -v dfile="$T/discarded" -v lfile="$T/last" '
