@@ -120,7 +120,7 @@
 #define DRAIN_HOLD_MAX		32
 #define DRAIN_HOLD_BYTES	(4u << 20)
 /* A ring should hold at least this much of its thread's events. */
-#define DRAIN_RING_NS		(100 * UINT64_C(1000000))
+#define DRAIN_RING_NS		TRACED_RING_HOLD_NS
 
 /* The drain thread's own state. */
 static struct {

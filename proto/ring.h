@@ -53,7 +53,8 @@
  * 2^max_order, when its thread writes faster than the daemon drains
  * it (the ring is over half full at a lap end, or half a first pass
  * is written with nothing read) or than the daemon wants to visit it
- * (the daemon sets grow).  The producer switches from 2^order to
+ * (its first pass goes at a pace that fills it in less than
+ * TRACED_RING_HOLD_NS, or the daemon sets grow).  The producer switches from 2^order to
  * 2^k bytes only at a lap end P with P = 2^order (mod 2^k): an odd lap
  * end allows twice the size; the first lap end of a new ring (P =
  * 2^order) any size, and so, growing there, does the first lap end of
@@ -123,6 +124,13 @@
 #define TRACED_RING_ORDER_MAX	30		/* 1 GiB */
 #define TRACED_RING_ORDER_DEFAULT 24		/* 16 MiB: most a ring grows to */
 #define TRACED_RING_ORDER_INIT	20		/* 1 MiB: what a ring starts at */
+/*
+ * A busy ring should hold at least this much of its thread's events:
+ * a ring that fills faster grows (see Growth), so that the daemon reads
+ * it every few milliseconds in large reads and it rides out the tens of
+ * milliseconds the daemon may wait for a CPU.
+ */
+#define TRACED_RING_HOLD_NS	(100 * UINT64_C(1000000))
 /* Every lap end is a multiple of this (the smallest ring). */
 #define TRACED_RING_LAP_MIN	((uint64_t)1 << TRACED_RING_ORDER_MIN)
 

@@ -1346,6 +1346,63 @@ sc_jumps(void)
 	cons_release(&c);
 }
 
+/*
+ * A thread whose first pass would fill its ring in less than
+ * TRACED_RING_HOLD_NS asks for a bigger ring while that pass is young,
+ * though the consumer keeps up with it (a daemon that says nothing
+ * yet), and switches at the end of the first lap; one that writes as
+ * much over far longer does not ask.
+ */
+static void
+sc_asks_when_fast(void)
+{
+	struct lring *lr;
+	struct cons c;
+	uint64_t i;
+
+	start_ring(&c);
+	lr = my_lring();
+	T_EQ(c.hdr->order, 20);
+	/* A quarter of the first lap, 256 KiB, as fast as it goes. */
+	for (i = 0; i < (256u << 10) / 32; i++) {
+		T_TRUE(emit32(i));
+		if (i % 64 == 0)
+			cons_skip_all(&c);
+	}
+	cons_skip_all(&c);
+	T_EQ(__atomic_load_n(&lr->grow_want, __ATOMIC_RELAXED), 24);
+	T_TRUE(wait_u32(&lr->grow_ready, 24));
+	/* On to the lap end, consumed as it comes: 16 MiB from there. */
+	while (cons_head(&c) < (1u << 20) + 64) {
+		T_TRUE(emit32(i++));
+		cons_skip_all(&c);
+	}
+	T_EQ(c.hdr->order, 24);
+	expect_dropped(&c, 0, 0, 0, 0);
+}
+
+static void
+sc_slow_does_not_ask(void)
+{
+	struct lring *lr;
+	struct cons c;
+	uint64_t i;
+
+	start_ring(&c);
+	lr = my_lring();
+	/* 256 KiB over 160 ms and more: 1 MiB would take 640 ms. */
+	for (i = 0; i < (256u << 10) / 32; i++) {
+		T_TRUE(emit32(i));
+		if (i % 256 == 0) {
+			cons_skip_all(&c);
+			usleep(5000);
+		}
+	}
+	cons_skip_all(&c);
+	T_TRUE(__atomic_load_n(&lr->grow_want, __ATOMIC_RELAXED) <= 20);
+	T_EQ(c.hdr->order, 20);
+}
+
 /* fn with rings of 1 MiB that may grow to 2^max_order, as if a daemon
  * drained them. */
 static void
@@ -1379,6 +1436,14 @@ test_ring_jumps_to_the_size_a_burst_needs(void **state)
 {
 	(void)state;
 	run_grown_to(24, sc_jumps);
+}
+
+static void
+test_ring_fast_first_pass_asks_to_grow(void **state)
+{
+	(void)state;
+	run_grown_to(24, sc_asks_when_fast);
+	run_grown_to(24, sc_slow_does_not_ask);
 }
 
 /* ---- before any provider is registered ------------------------------ */
@@ -1477,6 +1542,7 @@ main(void)
 		cmocka_unit_test(test_ring_memory_follows_writes),
 		cmocka_unit_test(test_ring_grows_when_the_consumer_lags),
 		cmocka_unit_test(test_ring_jumps_to_the_size_a_burst_needs),
+		cmocka_unit_test(test_ring_fast_first_pass_asks_to_grow),
 	};
 	int failed;
 
