@@ -39,6 +39,8 @@ for set in "$@"; do
 		need_cmd protoc protobuf-compiler
 		need_cmd python3 python3
 		need_cmd xz xz-utils
+		# formats the man pages (015)
+		need_cmd groff groff-base
 		# reads the uftrace export (tests/integration/100-*)
 		need_cmd uftrace uftrace
 		;;
