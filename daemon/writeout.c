@@ -31,7 +31,7 @@
  * page cache, which takes in what a slow disk cannot follow at once.
  * A disk that stops for a while holds the writers in their direct
  * writes: the reserve arenas past ARENA_KEEP take in what the rings
- * fill meanwhile, and are given back once empty.
+ * fill meanwhile, and are given back once the stall is over.
  *
  * One drain thread reads every ring: it is cheap (a copy that checks
  * the records as it goes, a few ns per event) and decides when each ring is
@@ -90,13 +90,14 @@ mono_ns(void)
 /*
  * A new arena, its pages made now rather than faulted in one by one
  * while packets are copied in (a page fault is dear on a virtual
- * machine; see client-lib/pager.c).  Drain thread, lock not held.
+ * machine; see client-lib/pager.c).  ARENA_SIZE bytes on an ARENA_HUGE
+ * boundary, or NULL.  Lock not held.
  */
-static int
-arena_make(struct arena *a)
+static uint8_t *
+arena_make(void)
 {
 	size_t off, lead;
-	uint8_t *m;
+	uint8_t *m, *base;
 
 	/* Huge pages where the kernel gives them (madvise mode): one TLB
 	 * entry for the drain's copies, and a direct write pins 2 MiB of
@@ -104,18 +105,18 @@ arena_make(struct arena *a)
 	m = mmap(NULL, ARENA_SIZE + ARENA_HUGE, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
-		return -1;
+		return NULL;
 	lead = (ARENA_HUGE - (uintptr_t)m % ARENA_HUGE) % ARENA_HUGE;
 	if (lead > 0)
 		(void)munmap(m, lead);
 	if (ARENA_HUGE - lead > 0)
 		(void)munmap(m + lead + ARENA_SIZE, ARENA_HUGE - lead);
-	a->base = m + lead;
-	(void)madvise(a->base, ARENA_SIZE, MADV_HUGEPAGE);
-	if (madvise(a->base, ARENA_SIZE, MADV_POPULATE_WRITE) == -1)
+	base = m + lead;
+	(void)madvise(base, ARENA_SIZE, MADV_HUGEPAGE);
+	if (madvise(base, ARENA_SIZE, MADV_POPULATE_WRITE) == -1)
 		for (off = 0; off < ARENA_SIZE; off += 4096)
-			*(volatile uint8_t *)(a->base + off) = 0;
-	return 0;
+			*(volatile uint8_t *)(base + off) = 0;
+	return base;
 }
 
 /*
@@ -129,11 +130,11 @@ static struct arena *
 arena_more_locked(struct writeout *wo)
 {
 	struct arena *a = NULL;
+	uint8_t *base;
 	unsigned i;
-	int rc;
 
 	for (i = 0; i < ARENA_MAX && a == NULL; i++)
-		if (wo->arenas[i].base == NULL && !wo->arenas[i].making)
+		if (!wo->arenas[i].making && wo->arenas[i].base == NULL)
 			a = &wo->arenas[i];
 	if (a == NULL)
 		return NULL;
@@ -142,11 +143,12 @@ arena_more_locked(struct writeout *wo)
 	a->making = 1;
 	wo->arenas_making++;
 	pthread_mutex_unlock(&wo->lock);
-	rc = arena_make(a);
+	base = arena_make();
 	pthread_mutex_lock(&wo->lock);
+	a->base = base;
 	a->making = 0;
 	wo->arenas_making--;
-	if (rc == -1) {
+	if (base == NULL) {
 		log_warn("staging memory");
 		return NULL;
 	}
@@ -333,43 +335,65 @@ wo_chunk_commit(struct chunk *c, size_t len)
 	c->len = (uint32_t)len;
 }
 
-/*
- * Release a chunk's memory.  Locked.  Returns the memory of an arena of
- * the reserve (ARENA_KEEP) that it emptied, for the caller to unmap
- * once unlocked (arena_unmap()), or NULL.
- */
-static uint8_t *
+/* Release a chunk's memory.  Locked. */
+static void
 chunk_free_locked(struct writeout *wo, struct chunk *c)
 {
 	struct arena *a = c->arena;
-	uint8_t *base = NULL;
 
 	if (c->counts != c->inline_counts)
 		free(c->counts);
 	if (a == NULL) {
 		free(c);
-		return NULL;
+		return;
 	}
 	if (--a->refs == 0 && !a->current) {
-		if (a - wo->arenas >= ARENA_KEEP) {
-			base = a->base;		/* its slot is empty again */
-			a->base = NULL;
-		} else
-			STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
+		STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
 		if (wo->staging_wait) {
 			wo->drain_kick = 1;
 			pthread_cond_signal(&wo->drain_cond);
 		}
 	}
-	return base;
 }
 
-/* Give back what chunk_free_locked() returned.  Not locked. */
+/*
+ * Give the reserve back (the arenas past ARENA_KEEP) once the stall
+ * that made it is over: nothing waits for staging and at most half of
+ * what is kept for good is in use.  Not before: an arena of it emptied
+ * in the middle of a stall is the next one the drain thread needs, and
+ * unmapping it then would have it made again at once.  Arenas of it
+ * still in use go at a later call.  Not locked.
+ */
 static void
-arena_unmap(uint8_t *base)
+reserve_trim(struct writeout *wo)
 {
-	if (base != NULL)
-		(void)munmap(base, ARENA_SIZE);
+	uint8_t *gone[ARENA_MAX - ARENA_KEEP];
+	struct arena_list keep;
+	struct arena *a;
+	unsigned i, n = 0, busy = 0;
+
+	pthread_mutex_lock(&wo->lock);
+	for (i = 0; i < wo->narenas; i++)
+		if (wo->arenas[i].current || wo->arenas[i].refs > 0)
+			busy++;
+	if (wo->staging_wait || busy > ARENA_KEEP / 2) {
+		pthread_mutex_unlock(&wo->lock);
+		return;
+	}
+	STAILQ_INIT(&keep);
+	while ((a = STAILQ_FIRST(&wo->free_arenas)) != NULL) {
+		STAILQ_REMOVE_HEAD(&wo->free_arenas, entry);
+		if (a - wo->arenas < ARENA_KEEP) {
+			STAILQ_INSERT_TAIL(&keep, a, entry);
+			continue;
+		}
+		gone[n++] = a->base;
+		a->base = NULL;		/* its slot is empty again */
+	}
+	STAILQ_CONCAT(&wo->free_arenas, &keep);
+	pthread_mutex_unlock(&wo->lock);
+	for (i = 0; i < n; i++)
+		(void)munmap(gone[i], ARENA_SIZE);
 }
 
 /* A chunk the drain thread took and did not fill.  Drain thread. */
@@ -377,12 +401,10 @@ void
 wo_chunk_cancel(struct chunk *c)
 {
 	struct writeout *wo = wo_global;
-	uint8_t *base;
 
 	pthread_mutex_lock(&wo->lock);
-	base = chunk_free_locked(wo, c);
+	chunk_free_locked(wo, c);
 	pthread_mutex_unlock(&wo->lock);
-	arena_unmap(base);
 }
 
 /*
@@ -658,7 +680,6 @@ writeout_done_cb(int fd, short what, void *arg)
 	struct chunk_list done;
 	struct session *s;
 	struct chunk *c;
-	uint8_t *base;
 	uint64_t n;
 
 	(void)fd;
@@ -675,11 +696,11 @@ writeout_done_cb(int fd, short what, void *arg)
 		if (c->kind == CHUNK_END)
 			wo->outstanding--;
 		pthread_mutex_lock(&wo->lock);
-		base = chunk_free_locked(wo, c);
+		chunk_free_locked(wo, c);
 		pthread_mutex_unlock(&wo->lock);
-		arena_unmap(base);
 		session_check_done(s);
 	}
+	reserve_trim(wo);
 	control_flush_check();
 }
 
@@ -736,7 +757,7 @@ writeout_new(struct event_base *base, unsigned nworkers, int nice,
 	event_add(wo->ev, NULL);
 	wo_global = wo;
 	/* The first arena now, the second by a writer once started. */
-	if (arena_make(&wo->arenas[0]) == 0) {
+	if ((wo->arenas[0].base = arena_make()) != NULL) {
 		wo->narenas = 1;
 		STAILQ_INSERT_TAIL(&wo->free_arenas, &wo->arenas[0], entry);
 		wo->arena_want = 1;

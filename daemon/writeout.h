@@ -30,7 +30,7 @@
  * Staging memory: arenas of this size, up to this many.  The first
  * ARENA_KEEP are kept once made; the others, a reserve for a disk that
  * stops for a while (a few hundred ms seen on a virtual disk), are
- * given back as soon as they are empty again.
+ * given back once the stall is over (reserve_trim()).
  */
 #define ARENA_SIZE		(4u << 20)
 #define ARENA_MAX		32
