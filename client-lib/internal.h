@@ -214,6 +214,23 @@ lring_slow(const struct lring *r)
 	    RING_PAGER_RATE * UINT64_C(1000);
 }
 
+/*
+ * Raise r->grow_ready to 'order' if it is lower.  The pager raises it
+ * when it made a bigger size's first pages, the producer when it
+ * switched to a size without waiting for them: a ring's size never
+ * exceeds it, and the pager's work for a grown ring (pager.c) starts
+ * from it.
+ */
+static inline void
+lring_ready_raise(struct lring *r, uint32_t order)
+{
+	uint32_t cur = __atomic_load_n(&r->grow_ready, __ATOMIC_RELAXED);
+
+	while (cur < order && !__atomic_compare_exchange_n(&r->grow_ready,
+	    &cur, order, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
 #define DEBUG(...) do { if (lib_debug) lib_debugx(__VA_ARGS__); } while (0)
 
 #endif /* TRACED_CLIENT_INTERNAL_H */

@@ -334,8 +334,7 @@ pager_main(void *arg)
 			/* Then what its producer will soon reach: see
 			 * pager_work_locked(). */
 			if (grow != 0)
-				__atomic_store_n(&r->grow_ready, grow,
-				    __ATOMIC_RELEASE);
+				lring_ready_raise(r, grow);
 
 			pthread_mutex_lock(&lib.lock);
 			r->pager_busy = 0;

@@ -46,7 +46,9 @@
  * thread fills it, and the producer asks the pager for a bigger size
  * (up to 16 times this one and the ring's maximum); so it does during
  * the first pass when that pass goes at a pace that fills the ring in
- * less than TRACED_RING_HOLD_NS, or when the daemon says so.  When the
+ * less than TRACED_RING_HOLD_NS (and takes it back at the lap end if
+ * the whole lap did not: a burst at a thread's start is not a pace),
+ * or when the daemon says so.  When the
  * pager has the first pages of the new part ready, the producer
  * switches at the next lap end that allows it (proto/ring.h, "Growth");
  * at the first lap end, which allows any size, or with the ring over
@@ -108,6 +110,8 @@ struct lthread {
 					   whole ring is ready) */
 	uint32_t	 order;		/* the ring's size now, 2^order */
 	int		 grow_asked;	/* asked the pager for a bigger size */
+	int		 grow_fast;	/* ... because its first pass went
+					   fast (ring_fills_fast()) */
 	int		 exited;	/* past its TLS destructor */
 	int		 creating;	/* inside ring_create() */
 };
@@ -201,6 +205,7 @@ ring_ask_grow(struct lring *r, uint32_t order)
 		want = r->max_order;
 	__atomic_store_n(&r->grow_want, want, __ATOMIC_RELEASE);
 	lthread.grow_asked = 1;
+	lthread.grow_fast = 0;
 	lib_wake_pager();
 }
 
@@ -323,12 +328,16 @@ ring_prep_check(struct traced_thread *t)
 	 * for a bigger ring now, so that its first pages are ready at the
 	 * lap end, the one place that allows any size.
 	 */
-	if (!lthread.grow_asked && lthread.order < r->max_order &&
-	    ((off >= size / 2 && t->head - ring_load_tail(t) > size / 2) ||
-	    __atomic_load_n(&t->hdr->grow, __ATOMIC_RELAXED) ||
-	    ring_fills_fast(r, t->head, size)) &&
-	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
+	if (lthread.grow_asked || lthread.order >= r->max_order ||
+	    !__atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
+		return;
+	if ((off >= size / 2 && t->head - ring_load_tail(t) > size / 2) ||
+	    __atomic_load_n(&t->hdr->grow, __ATOMIC_RELAXED))
 		ring_ask_grow(r, lthread.order);
+	else if (ring_fills_fast(r, t->head, size)) {
+		ring_ask_grow(r, lthread.order);
+		lthread.grow_fast = 1;	/* to be confirmed at the lap end */
+	}
 }
 
 /*
@@ -349,6 +358,18 @@ ring_lap_end(struct traced_thread *t, uint64_t tail, uint32_t need)
 
 	if (order >= r->max_order)
 		return;
+	/*
+	 * Asked for only because the first pass went fast: grow if the
+	 * whole lap did.  A burst at a thread's start (thousands of events
+	 * in its first milliseconds, then a few a second) looks like a fast
+	 * pass an eighth of the way in; taken for one, the thread would
+	 * keep a 16 MiB ring that its slow events fill in time.
+	 */
+	if (lthread.grow_asked && lthread.grow_fast &&
+	    !ring_fills_fast(r, t->head, size)) {
+		lthread.grow_asked = lthread.grow_fast = 0;
+		__atomic_store_n(&r->grow_want, order, __ATOMIC_RELAXED);
+	}
 	if (!lthread.grow_asked && (t->head - tail > size / 2 ||
 	    __atomic_load_n(&h->grow, __ATOMIC_RELAXED)) &&
 	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
@@ -381,7 +402,8 @@ ring_lap_end(struct traced_thread *t, uint64_t tail, uint32_t need)
 	 */
 	order = k;
 	lthread.order = order;
-	lthread.grow_asked = 0;
+	lthread.grow_asked = lthread.grow_fast = 0;
+	lring_ready_raise(r, order);	/* if it did not wait for the pager */
 	__atomic_store_n(&h->order, order, __ATOMIC_RELAXED);
 	t->mask = traced_ring_size(order) - 1;
 	t->wake_at = t->head;
@@ -405,12 +427,15 @@ ring_attach(struct traced_thread *t, struct lring *r, int sent)
 	(void)pthread_setspecific(ring_key, r);
 	lthread.ring = r;
 	lthread.order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
-	lthread.grow_asked = 0;
+	lthread.grow_asked = lthread.grow_fast = 0;
 	size = traced_ring_size(lthread.order);
 	t->hdr = h;
 	t->data = r->data;
 	t->mask = size - 1;
 	t->head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
+	/* Its pace is this thread's, from here (ring_fills_fast()). */
+	r->pass_ns = traced_clock_monotonic();
+	r->pass_head = t->head;
 	/* Where the pager stands: ring_prep_check() at the next event. */
 	lthread.prep_at = __atomic_load_n(&r->prep_end, __ATOMIC_ACQUIRE) >=
 	    size ? UINT64_MAX : t->head;
