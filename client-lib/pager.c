@@ -255,14 +255,19 @@ pager_work_locked(struct lring *r, uint64_t *from, uint64_t *to,
 	 * made while it pauses, if it does (a burst then finds them).  Not
 	 * the whole new size: a ring that short threads pass on grows for
 	 * their sum (2,000 threads of 11 events: to 16 MiB, at about 25
-	 * MB/s), and making all of it cost more than the threads.
+	 * MB/s), and making all of it cost more than the threads.  Not
+	 * past the size it writes in if it took back its ask to grow
+	 * (ring.c, ring_lap_end()): it stays smaller than grow_ready.
 	 */
 	if (gr > r->init_order && !lring_slow(r)) {
 		uint64_t pace = __atomic_load_n(&r->pace, __ATOMIC_RELAXED);
-		uint64_t lim = traced_ring_size(gr), size, ahead;
+		uint64_t lim = traced_ring_size(gr), size, at, ahead;
 
+		at = pager_writer_at(r, &size);
+		if (size < lim && traced_ring_size(gw) <= size)
+			lim = size;
 		ahead = pace >= lim / PAGER_AHEAD ? lim :
-		    pager_writer_at(r, &size) + PAGER_AHEAD * pace;
+		    at + PAGER_AHEAD * pace;
 		if (ahead > lim)
 			ahead = lim;
 		if (want < ahead)
