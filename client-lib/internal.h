@@ -58,9 +58,9 @@ struct lring {
 	uint64_t	 rate_head;	/* it was at this position (how fast
 					   the ring fills: ring_prep_check()) */
 	uint64_t	 pass_ns;	/* producer: when, CLOCK_MONOTONIC, */
-	uint64_t	 pass_head;	/* it began its first pass through
-					   its size, from there (ring.c,
-					   ring_fills_fast()) */
+	uint64_t	 pass_head;	/* its thread took it or it grew,
+					   from there: the pace of a first
+					   pass (ring.c, ring_fills_fast()) */
 	uint64_t	 pace;		/* atomic, producer: bytes per ms it
 					   filled at (UINT64_MAX: not measured
 					   yet); see lring_slow() */

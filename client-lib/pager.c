@@ -81,9 +81,8 @@
 #define PAGER_HUGE_MIN		(4u << 20)
 #define PAGER_HUGE_PAGE		(2u << 20)
 /* A ring that grew is made this far ahead of its producer (ms at its
- * pace): as much as the daemon wants a ring to hold (drain.c,
- * DRAIN_RING_NS). */
-#define PAGER_AHEAD		100u
+ * pace): as much as the daemon wants a ring to hold (proto/ring.h). */
+#define PAGER_AHEAD		(TRACED_RING_HOLD_NS / 1000000)
 
 static int pager_populate_works = 1;
 

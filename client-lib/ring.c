@@ -773,7 +773,7 @@ ring_create(struct traced_thread *t)
 	r->prep_want = first;
 	if (spare != -1)
 		r->huge_end = size;	/* nothing for the pager to offer */
-	r->rate_ns = r->pass_ns = traced_clock_monotonic();
+	r->rate_ns = traced_clock_monotonic();
 	r->pace = UINT64_MAX;
 	r->grow_ready = order;
 

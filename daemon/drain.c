@@ -35,7 +35,7 @@
  * dear first touch of each page of the mapping (a virtual machine's)
  * is paid once for many laps or threads.
  *
- * A ring that holds less than DRAIN_RING_NS of its thread's events
+ * A ring that holds less than TRACED_RING_HOLD_NS of its thread's events
  * gets the grow hint in its header: its producer grows it at a lap end
  * that allows it, so that busy rings are visited every few
  * milliseconds, in large reads, rather than often in small ones, and
@@ -119,8 +119,6 @@
  */
 #define DRAIN_HOLD_MAX		32
 #define DRAIN_HOLD_BYTES	(4u << 20)
-/* A ring should hold at least this much of its thread's events. */
-#define DRAIN_RING_NS		TRACED_RING_HOLD_NS
 
 /* The drain thread's own state. */
 static struct {
@@ -643,11 +641,11 @@ drain_visit(struct sring *r, uint64_t now)
 	}
 	rd->seen_head = head;
 	/*
-	 * A ring that holds less than DRAIN_RING_NS of its thread's events
+	 * A ring that holds less than TRACED_RING_HOLD_NS of its thread's events
 	 * has to be visited too often: ask its producer for a bigger one.
 	 */
 	grow = order < r->max_order && rd->rate > 0 &&
-	    size * UINT64_C(1000000000) / rd->rate < DRAIN_RING_NS;
+	    size * UINT64_C(1000000000) / rd->rate < TRACED_RING_HOLD_NS;
 	if (grow != rd->grow) {
 		__atomic_store_n(&r->hdr->grow, (uint32_t)grow,
 		    __ATOMIC_RELAXED);

@@ -357,6 +357,26 @@ chunk_free_locked(struct writeout *wo, struct chunk *c)
 }
 
 /*
+ * Is at most half of the staging kept for good (ARENA_KEEP) in use?
+ * Then the writers keep up: they may write directly to the disk
+ * (writer_main()), and the reserve may go (reserve_trim()).  Past
+ * that, the disk may be what holds them back, and writes go through
+ * the page cache, which takes in what the disk cannot follow at once
+ * (up to the kernel's dirty limits, often gigabytes) and costs CPU
+ * time instead.  Locked.
+ */
+static int
+staging_roomy_locked(const struct writeout *wo)
+{
+	unsigned i, busy = 0;
+
+	for (i = 0; i < wo->narenas; i++)
+		if (wo->arenas[i].current || wo->arenas[i].refs > 0)
+			busy++;
+	return busy <= ARENA_KEEP / 2;
+}
+
+/*
  * Give the reserve back (the arenas past ARENA_KEEP) once the stall
  * that made it is over: nothing waits for staging and at most half of
  * what is kept for good is in use.  Not before: an arena of it emptied
@@ -370,13 +390,10 @@ reserve_trim(struct writeout *wo)
 	uint8_t *gone[ARENA_MAX - ARENA_KEEP];
 	struct arena_list keep;
 	struct arena *a;
-	unsigned i, n = 0, busy = 0;
+	unsigned i, n = 0;
 
 	pthread_mutex_lock(&wo->lock);
-	for (i = 0; i < wo->narenas; i++)
-		if (wo->arenas[i].current || wo->arenas[i].refs > 0)
-			busy++;
-	if (wo->staging_wait || busy > ARENA_KEEP / 2) {
+	if (wo->staging_wait || !staging_roomy_locked(wo)) {
 		pthread_mutex_unlock(&wo->lock);
 		return;
 	}
@@ -473,27 +490,6 @@ wo_hold(struct sring *r, int on)
 
 /* ---- writers -------------------------------------------------------------- */
 
-/*
- * May the writers go to the disk directly?  Unless direct-io is off
- * (traced.conf(5)), while at most half of the staging kept for good
- * (ARENA_KEEP) is in use: they keep up.  Past that, the disk may be
- * what holds them back, and writes go through the page cache, which
- * takes in what the disk cannot follow at once (up to the kernel's
- * dirty limits, often gigabytes) and costs CPU time instead.  Locked.
- */
-static int
-staging_roomy_locked(const struct writeout *wo)
-{
-	unsigned i, busy = 0;
-
-	if (!wo->direct_io)
-		return 0;
-	for (i = 0; i < wo->narenas; i++)
-		if (wo->arenas[i].current || wo->arenas[i].refs > 0)
-			busy++;
-	return busy <= ARENA_KEEP / 2;
-}
-
 static void *
 writer_main(void *arg)
 {
@@ -538,7 +534,9 @@ writer_main(void *arg)
 			stream_switch(r);
 		STAILQ_INIT(&batch);
 		STAILQ_CONCAT(&batch, &r->chunks);
-		w->direct = staging_roomy_locked(wo);
+		/* Directly to the disk while the writers keep up, unless
+		 * direct-io is off (traced.conf(5)). */
+		w->direct = wo->direct_io && staging_roomy_locked(wo);
 		pthread_mutex_unlock(&wo->lock);
 
 		w->io_ns = w->cpu_ns = 0;

@@ -54,8 +54,9 @@
  * it (the ring is over half full at a lap end, or half a first pass
  * is written with nothing read) or than the daemon wants to visit it
  * (its first pass goes at a pace that fills it in less than
- * TRACED_RING_HOLD_NS, or the daemon sets grow).  The producer switches from 2^order to
- * 2^k bytes only at a lap end P with P = 2^order (mod 2^k): an odd lap
+ * TRACED_RING_HOLD_NS, which it takes back if the whole lap did not; or
+ * the daemon sets grow).  The producer switches from 2^order to 2^k
+ * bytes only at a lap end P with P = 2^order (mod 2^k): an odd lap
  * end allows twice the size; the first lap end of a new ring (P =
  * 2^order) any size, and so, growing there, does the first lap end of
  * each size it grows to.  The last lap, [P - 2^order, P),

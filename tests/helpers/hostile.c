@@ -986,7 +986,6 @@ case_ring_order(const char *name)
 	ring_expect_refused(sock, &r, bad, name);
 }
 
-/* Ring messages whose memfd header lies. */
 /*
  * A ring whose tail, where the daemon starts reading, is off an 8-byte
  * boundary (records never are): refused at its first visit, nothing
@@ -1017,6 +1016,7 @@ case_ring_tail(const char *name)
 	close(sock);
 }
 
+/* Ring messages whose memfd header lies. */
 static void
 case_ring_header(const char *name)
 {
