@@ -90,9 +90,9 @@ obj = $(patsubst %.c,$(O)/%.o,$(1))
 
 PROTO_OBJS	:= $(call obj,$(PROTO_SRCS))
 # The proto objects in the library: the wire format, the trust rule,
-# the function tables, the ring size rule, ring memory.
+# the function tables, the ring size rule, ring memory, the rule engine.
 LIB_PROTO_OBJS	:= $(O)/proto/wire.o $(O)/proto/rundir.o $(O)/proto/functab.o \
-	$(O)/proto/ringsize.o $(O)/proto/ringmem.o
+	$(O)/proto/ringsize.o $(O)/proto/ringmem.o $(O)/proto/rule.o
 LIB_OBJS	:= $(call obj,$(LIB_SRCS)) $(patsubst %.S,$(O)/%.o,$(LIB_ASRCS))
 TRACEGEN_OBJS	:= $(call obj,$(TRACEGEN_SRCS))
 DAEMON_OBJS	:= $(call obj,$(DAEMON_SRCS))

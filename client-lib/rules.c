@@ -28,7 +28,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "rule.h"
 #include "wire.h"
 
 /* Largest TRACED_EVENTS=@FILE read. */
@@ -110,12 +110,7 @@ rules_names_locked(struct lprov *lp)
 static int
 rules_match(const struct lprov *lp, const char *pattern, uint32_t i)
 {
-	char full[2 * TRACED_RULE_PATTERN_MAX + 2];
-
-	if (strchr(pattern, ':') == NULL)
-		return fnmatch(pattern, lp->name_at[i], 0) == 0;
-	snprintf(full, sizeof(full), "%s:%s", lp->p->name, lp->name_at[i]);
-	return fnmatch(pattern, full, 0) == 0;
+	return rule_match(pattern, lp->p->name, lp->name_at[i]);
 }
 
 /* The rule that decides event i of lp: 0 for none, else its number + 1. */

@@ -27,6 +27,7 @@
 
 #include "command.h"
 #include "func.h"
+#include "rule.h"
 #include "text.h"
 #include "traced.h"
 
@@ -181,7 +182,7 @@ func_rule_cmd(struct reply *r, int kind, char **argv)
 		} else {
 			for (i = 0; i < TRACED_TRACERS_MAX; i++)
 				if (fn->tracers[i].present &&
-				    state_glob_match(argv[0],
+				    rule_match(argv[0], NULL,
 				    fn->tracers[i].name))
 					w->nmatch++;
 		}
@@ -458,7 +459,7 @@ cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
 
 		snprintf(rule, sizeof(rule), "-");
 		for (q = 0; q < nr; q++)
-			if (state_glob_match(rl[q].pattern, names[i]))
+			if (rule_match(rl[q].pattern, NULL, names[i]))
 				snprintf(rule, sizeof(rule), "%s",
 				    rl[q].on ? "on" : "off");
 		o = 0;
@@ -488,7 +489,7 @@ cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
 		size_t q;
 
 		for (q = 0; q < nnames; q++)
-			if (state_glob_match(rl[i].pattern, names[q]))
+			if (rule_match(rl[i].pattern, NULL, names[q]))
 				break;
 		if (q < nnames)
 			continue;

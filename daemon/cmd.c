@@ -28,18 +28,15 @@
 
 #include <jansson.h>
 
+#include "cause.h"
 #include "clock.h"
 #include "command.h"
 #include "func.h"
+#include "rule.h"
 #include "text.h"
 #include "traced.h"
 
 typedef int (*cmd_exec_cb)(struct reply *, int, char **);
-
-static const char *cause_names[TRACED_DROP_NCAUSES] = {
-	"ring_full", "nested", "disconnected", "paused", "write_error",
-	"invalid", "deleted",
-};
 
 /* Sessions with at most this many threads list each in info trace. */
 #define INFO_THREADS_SHOWN	8
@@ -91,7 +88,7 @@ jcauses(const uint64_t *lost)
 	int i;
 
 	for (i = 0; o != NULL && i < TRACED_DROP_NCAUSES; i++)
-		json_object_set_new(o, cause_names[i], jnum(lost[i]));
+		json_object_set_new(o, traced_cause_name(i), jnum(lost[i]));
 	return o;
 }
 
@@ -112,7 +109,7 @@ format_causes(char *buf, size_t size, const uint64_t *lost)
 		if (lost[i] == 0 || o >= size)
 			continue;
 		o += (size_t)snprintf(buf + o, size - o, "%s%s %" PRIu64,
-		    o ? ", " : "", cause_names[i], lost[i]);
+		    o ? ", " : "", traced_cause_name(i), lost[i]);
 	}
 	return total;
 }
@@ -171,12 +168,7 @@ cmd_help_exec(struct reply *r, int argc, char **argv)
 static int
 rule_matches(const char *pattern, const struct pdesc *d, size_t k)
 {
-	char full[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
-
-	if (strchr(pattern, ':') == NULL)
-		return state_glob_match(pattern, d->tf.events[k].name);
-	snprintf(full, sizeof(full), "%s:%s", d->name, d->tf.events[k].name);
-	return state_glob_match(pattern, full);
+	return rule_match(pattern, d->name, d->tf.events[k].name);
 }
 
 /*
@@ -450,7 +442,7 @@ cmd_info_trace_events_exec(struct reply *r, int argc, char **argv)
 
 			for (k = 0; k < d->tf.nevents; k++) {
 				if (argc > 0 &&
-				    !state_glob_match(argv[0],
+				    !rule_match(argv[0], NULL,
 				    d->tf.events[k].name) &&
 				    !rule_matches(argv[0], d, k))
 					continue;

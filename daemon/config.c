@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "ringsize.h"
+#include "text.h"
 #include "traced.h"
 
 #define CONFIG_FILE_MAX		(64u << 10)	/* larger is not a config */
@@ -109,21 +110,6 @@ const char *
 config_limit_name(int limit)
 {
 	return config_keys[CONFIG_LIMIT0 + limit].name;
-}
-
-static void	seterr(char *, size_t, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-seterr(char *err, size_t size, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
 }
 
 /* The key called 'name', or -1. */
@@ -361,14 +347,14 @@ config_set_limit(struct config *c, int l, const char *value, char *err,
 
 	if (d->unit == LU_BYTES) {
 		if (parse_size(value, &v) == -1) {
-			seterr(err, errsize, "'%s' is not a size (try 16M)",
+			text_errf(err, errsize, "'%s' is not a size (try 16M)",
 			    value);
 			return -1;
 		}
 	} else if (parse_uint(value, 0, ULONG_MAX, &u) == 0)
 		v = u;
 	else {
-		seterr(err, errsize, "'%s' is not a number%s", value,
+		text_errf(err, errsize, "'%s' is not a number%s", value,
 		    d->unit == LU_SECONDS ? " of seconds" :
 		    d->unit == LU_DAYS ? " of days" : "");
 		return -1;
@@ -376,12 +362,12 @@ config_set_limit(struct config *c, int l, const char *value, char *err,
 	if (v < d->min || v > d->max) {
 		snprintf(lo, sizeof(lo), "%llu", (unsigned long long)d->min);
 		snprintf(hi, sizeof(hi), "%llu", (unsigned long long)d->max);
-		seterr(err, errsize, "%s is out of range (%s to %s%s)", value,
-		    lo, hi, d->unit == LU_BYTES ? " bytes" : "");
+		text_errf(err, errsize, "%s is out of range (%s to %s%s)",
+		    value, lo, hi, d->unit == LU_BYTES ? " bytes" : "");
 		return -1;
 	}
 	if (l == LIMIT_STREAM_SIZE && v != 0 && v < STREAM_PART_MIN) {
-		seterr(err, errsize, "%s is too small: a stream file holds "
+		text_errf(err, errsize, "%s is too small: a stream file holds "
 		    "at least %uM (or 0: no limit)", value,
 		    STREAM_PART_MIN >> 20);
 		return -1;
@@ -421,7 +407,7 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 		break;
 	case CONFIG_RING_POOL:
 		if (parse_uint(value, 0, POOL_MAX, &v) == -1) {
-			seterr(err, errsize, "'%s' is not a number of rings "
+			text_errf(err, errsize, "'%s' is not a number of rings "
 			    "from 0 to %u", value, POOL_MAX);
 			return -1;
 		}
@@ -429,7 +415,7 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 		break;
 	case CONFIG_WORKERS:
 		if (parse_uint(value, 1, 64, &v) == -1) {
-			seterr(err, errsize, "'%s' is not a number from 1 "
+			text_errf(err, errsize, "'%s' is not a number from 1 "
 			    "to 64", value);
 			return -1;
 		}
@@ -437,7 +423,7 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 		break;
 	case CONFIG_DRAIN_INTERVAL:
 		if (parse_uint(value, 1, 100000, &v) == -1) {
-			seterr(err, errsize, "'%s' is not a number of "
+			text_errf(err, errsize, "'%s' is not a number of "
 			    "milliseconds from 1 to 100000", value);
 			return -1;
 		}
@@ -445,7 +431,7 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 		break;
 	case CONFIG_WRITEOUT_NICE:
 		if (parse_uint(value, 0, 19, &v) == -1) {
-			seterr(err, errsize, "'%s' is not a number from 0 "
+			text_errf(err, errsize, "'%s' is not a number from 0 "
 			    "to 19", value);
 			return -1;
 		}
@@ -457,7 +443,7 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 		else if (strcmp(value, "off") == 0)
 			c->direct_io = 0;
 		else {
-			seterr(err, errsize, "'%s' is neither on nor off",
+			text_errf(err, errsize, "'%s' is neither on nor off",
 			    value);
 			return -1;
 		}
@@ -469,16 +455,16 @@ config_set(struct config *c, unsigned *set, int k, const char *value,
 				return -1;
 			break;
 		}
-		seterr(err, errsize, "no such setting");
+		text_errf(err, errsize, "no such setting");
 		return -1;
 	}
 	if (slot != NULL) {
 		if (value[0] == '\0') {
-			seterr(err, errsize, "empty path");
+			text_errf(err, errsize, "empty path");
 			return -1;
 		}
 		if (set_str(slot, value) == -1) {
-			seterr(err, errsize, "out of memory");
+			text_errf(err, errsize, "out of memory");
 			return -1;
 		}
 	}
@@ -492,31 +478,6 @@ is_blank(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
-/* Edit distance of a and b (short words), for "did you mean". */
-static unsigned
-edit_distance(const char *a, const char *b)
-{
-	unsigned d[33], prev, tmp, i, j, la = (unsigned)strlen(a);
-	unsigned lb = (unsigned)strlen(b);
-
-	if (la > 32 || lb > 32)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		d[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = d[0];
-		d[0] = i;
-		for (j = 1; j <= lb; j++) {
-			tmp = d[j];
-			d[j] = a[i - 1] == b[j - 1] ? prev : 1 + (prev < d[j] ?
-			    (prev < d[j - 1] ? prev : d[j - 1]) :
-			    (d[j] < d[j - 1] ? d[j] : d[j - 1]));
-			prev = tmp;
-		}
-	}
-	return d[lb];
-}
-
 /* " (did you mean 'key'?)" for the closest key, or "". */
 static void
 key_suggestion(const char *name, char *buf, size_t size)
@@ -525,7 +486,8 @@ key_suggestion(const char *name, char *buf, size_t size)
 	int k, found = -1;
 
 	for (k = 0; k < CONFIG_NKEYS; k++) {
-		dist = edit_distance(name, config_keys[k].name);
+		dist = (unsigned)text_distance(name, strlen(name),
+		    config_keys[k].name, 98);
 		if (dist < best) {
 			best = dist;
 			found = k;
@@ -570,7 +532,7 @@ config_parse(struct config *c, unsigned *set, const char *path,
 
 		eq = memchr(key, '=', (size_t)(end - key));
 		if (eq == NULL) {
-			seterr(err, errsize, "%s:%u: expected 'key = value'",
+			text_errf(err, errsize, "%s:%u: expected 'key = value'",
 			    path, line);
 			return -1;
 		}
@@ -581,7 +543,7 @@ config_parse(struct config *c, unsigned *set, const char *path,
 			;
 		vlen = (size_t)(end - val);
 		if (klen == 0) {
-			seterr(err, errsize, "%s:%u: no key before '='",
+			text_errf(err, errsize, "%s:%u: no key before '='",
 			    path, line);
 			return -1;
 		}
@@ -591,22 +553,23 @@ config_parse(struct config *c, unsigned *set, const char *path,
 		name[klen] = '\0';
 		if ((k = config_key_find(name)) == -1) {
 			key_suggestion(name, keys, sizeof(keys));
-			seterr(err, errsize, "%s:%u: unknown key '%s'%s; every "
-			    "key is in traced.conf(5)", path, line, name, keys);
+			text_errf(err, errsize, "%s:%u: unknown key '%s'%s; "
+			    "every key is in traced.conf(5)", path, line, name,
+			    keys);
 			return -1;
 		}
 		if (first[k] != 0) {
-			seterr(err, errsize, "%s:%u: %s is already set at "
+			text_errf(err, errsize, "%s:%u: %s is already set at "
 			    "line %u", path, line, name, first[k]);
 			return -1;
 		}
 		if (vlen == 0) {
-			seterr(err, errsize, "%s:%u: %s has no value", path,
+			text_errf(err, errsize, "%s:%u: %s has no value", path,
 			    line, name);
 			return -1;
 		}
 		if (vlen >= sizeof(value)) {
-			seterr(err, errsize, "%s:%u: %s: value too long",
+			text_errf(err, errsize, "%s:%u: %s: value too long",
 			    path, line, name);
 			return -1;
 		}
@@ -614,13 +577,13 @@ config_parse(struct config *c, unsigned *set, const char *path,
 		value[vlen] = '\0';
 		if ((k == CONFIG_RUNTIME_DIR || k == CONFIG_TRACE_DIR ||
 		    k == CONFIG_STATE_DIR) && value[0] != '/') {
-			seterr(err, errsize, "%s:%u: %s: '%s' is not an "
+			text_errf(err, errsize, "%s:%u: %s: '%s' is not an "
 			    "absolute path", path, line, name, value);
 			return -1;
 		}
 		if (config_set(c, set, k, value, why, sizeof(why)) == -1) {
-			seterr(err, errsize, "%s:%u: %s: %s", path, line, name,
-			    why);
+			text_errf(err, errsize, "%s:%u: %s: %s", path, line,
+			    name, why);
 			return -1;
 		}
 		first[k] = line;
@@ -646,12 +609,12 @@ config_load(struct config *c, unsigned *set, const char *path,
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
-		seterr(err, errsize, "%s: %s", path, strerror(errno));
+		text_errf(err, errsize, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if ((text = malloc(CONFIG_FILE_MAX + 1)) == NULL) {
 		close(fd);
-		seterr(err, errsize, "%s: out of memory", path);
+		text_errf(err, errsize, "%s: out of memory", path);
 		return -1;
 	}
 	while (len <= CONFIG_FILE_MAX && (n = read(fd, text + len,
@@ -659,18 +622,19 @@ config_load(struct config *c, unsigned *set, const char *path,
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1) {
-			seterr(err, errsize, "%s: %s", path, strerror(errno));
+			text_errf(err, errsize, "%s: %s", path,
+			    strerror(errno));
 			goto fail;
 		}
 		len += (size_t)n;
 	}
 	if (len > CONFIG_FILE_MAX) {
-		seterr(err, errsize, "%s: larger than %u KiB: not a "
+		text_errf(err, errsize, "%s: larger than %u KiB: not a "
 		    "configuration file", path, CONFIG_FILE_MAX >> 10);
 		goto fail;
 	}
 	if (memchr(text, '\0', len) != NULL) {
-		seterr(err, errsize, "%s: holds a NUL byte: not a "
+		text_errf(err, errsize, "%s: holds a NUL byte: not a "
 		    "configuration file", path);
 		goto fail;
 	}

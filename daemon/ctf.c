@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cause.h"
 #include "ctf.h"
 #include "ring.h"
 #include "tevents.h"
@@ -326,6 +327,7 @@ ctf_preamble(struct ctf_buf *b, const struct ctf_trace_info *info,
 {
 	unsigned long	 major, minor, patch;
 	char		*end;
+	int		 c;
 
 	major = strtoul(TRACED_VERSION, &end, 10);
 	minor = *end == '.' ? strtoul(end + 1, &end, 10) : 0;
@@ -395,15 +397,14 @@ ctf_preamble(struct ctf_buf *b, const struct ctf_trace_info *info,
 	    "\t\ttraced_clock timestamp;\n"
 	    "\t};\n};\n\n");
 
+	/* struct traced_lost: the count, then one field per cause. */
 	ctf_printf(b, "event {\n\tname = \"traced:lost\";\n"
 	    "\tid = %u;\n\tstream_id = 0;\n"
 	    "\tfields := struct {\n"
-	    "\t\ttraced_u64 count;\n"
-	    "\t\ttraced_u64 ring_full;\n"
-	    "\t\ttraced_u64 nested;\n"
-	    "\t\ttraced_u64 disconnected;\n"
-	    "\t\ttraced_u64 paused;\n"
-	    "\t};\n};\n\n", TRACED_EVENT_LOST);
+	    "\t\ttraced_u64 count;\n", TRACED_EVENT_LOST);
+	for (c = 0; c < TRACED_DROP_PRODUCER_NCAUSES; c++)
+		ctf_printf(b, "\t\ttraced_u64 %s;\n", traced_cause_name(c));
+	ctf_printf(b, "\t};\n};\n\n");
 }
 
 long

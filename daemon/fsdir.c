@@ -35,24 +35,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "text.h"
 #include "traced.h"
 
 #define FSDIR_SYMLINKS_MAX	40
-
-static void	fsdir_err(char *, size_t, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fsdir_err(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (size == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-}
 
 static int
 fsdir_trusted_uid(uid_t uid)
@@ -69,11 +55,11 @@ fsdir_check_stat(const struct stat *st, const char *path, char *err,
     size_t errsize)
 {
 	if (!S_ISDIR(st->st_mode)) {
-		fsdir_err(err, errsize, "%s is not a directory", path);
+		text_errf(err, errsize, "%s is not a directory", path);
 		return -1;
 	}
 	if (!fsdir_trusted_uid(st->st_uid)) {
-		fsdir_err(err, errsize, "%s belongs to uid %u, not to the "
+		text_errf(err, errsize, "%s belongs to uid %u, not to the "
 		    "daemon's user (uid %u) or root: another user could "
 		    "replace what the daemon writes there; choose a "
 		    "directory the daemon owns, or "
@@ -82,7 +68,7 @@ fsdir_check_stat(const struct stat *st, const char *path, char *err,
 		return -1;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		fsdir_err(err, errsize, "%s is writable by %s (mode %04o): "
+		text_errf(err, errsize, "%s is writable by %s (mode %04o): "
 		    "others could replace what the daemon writes there; "
 		    "'chmod go-w %s', or choose another directory", path,
 		    (st->st_mode & S_IWOTH) ? "others" : "its group",
@@ -100,14 +86,14 @@ fsdir_symlink_ok(int dfd, const char *name, const struct stat *lst,
 	struct stat dst;
 
 	if (fstat(dfd, &dst) == -1) {
-		fsdir_err(err, errsize, "%s: %s", shown, strerror(errno));
+		text_errf(err, errsize, "%s: %s", shown, strerror(errno));
 		return -1;
 	}
 	(void)name;
 	if (!fsdir_trusted_uid(lst->st_uid) ||
 	    ((dst.st_mode & (S_IWGRP | S_IWOTH)) &&
 	    !(dst.st_mode & S_ISVTX))) {
-		fsdir_err(err, errsize, "%s is a symlink that another user "
+		text_errf(err, errsize, "%s is a symlink that another user "
 		    "%s: the daemon follows only symlinks that root or its "
 		    "own user made where nobody else can change them; give "
 		    "the real path", shown, fsdir_trusted_uid(lst->st_uid) ?
@@ -138,7 +124,7 @@ fsdir_open(const char *path, int create, mode_t mode, char *err,
 	ssize_t n;
 
 	if (path == NULL || path[0] == '\0') {
-		fsdir_err(err, errsize, "empty directory name");
+		text_errf(err, errsize, "empty directory name");
 		return -1;
 	}
 	if (path[0] == '/')
@@ -147,7 +133,7 @@ fsdir_open(const char *path, int create, mode_t mode, char *err,
 		char cwd[PATH_MAX];
 
 		if (getcwd(cwd, sizeof(cwd)) == NULL) {
-			fsdir_err(err, errsize, "%s: working directory: %s",
+			text_errf(err, errsize, "%s: working directory: %s",
 			    path, strerror(errno));
 			return -1;
 		}
@@ -155,12 +141,12 @@ fsdir_open(const char *path, int create, mode_t mode, char *err,
 			buf = NULL;
 	}
 	if (buf == NULL) {
-		fsdir_err(err, errsize, "out of memory");
+		text_errf(err, errsize, "out of memory");
 		return -1;
 	}
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1) {
-		fsdir_err(err, errsize, "/: %s", strerror(errno));
+		text_errf(err, errsize, "/: %s", strerror(errno));
 		goto fail;
 	}
 	snprintf(shown, sizeof(shown), "/");
@@ -180,7 +166,7 @@ fsdir_open(const char *path, int create, mode_t mode, char *err,
 		if (strcmp(comp, ".") == 0)
 			continue;
 		if (strcmp(comp, "..") == 0) {
-			fsdir_err(err, errsize, "%s: '..' in the path: give "
+			text_errf(err, errsize, "%s: '..' in the path: give "
 			    "the directory's real path", path);
 			goto fail;
 		}
@@ -194,7 +180,7 @@ again:
 		    O_CLOEXEC);
 		if (nfd != -1) {
 			if (created && fchmod(nfd, mode) == -1) {
-				fsdir_err(err, errsize, "%s: chmod: %s", shown,
+				text_errf(err, errsize, "%s: chmod: %s", shown,
 				    strerror(errno));
 				close(nfd);
 				goto fail;
@@ -210,35 +196,35 @@ again:
 			if (mkdirat(fd, comp, mode) == 0)
 				created = 1;
 			else if (errno != EEXIST) {
-				fsdir_err(err, errsize, "cannot create %s: %s",
+				text_errf(err, errsize, "cannot create %s: %s",
 				    shown, strerror(errno));
 				goto fail;
 			}
 			goto again;
 		}
 		if (errno != ELOOP && errno != ENOTDIR) {
-			fsdir_err(err, errsize, "%s: %s", shown,
+			text_errf(err, errsize, "%s: %s", shown,
 			    strerror(errno));
 			goto fail;
 		}
 		if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == -1) {
-			fsdir_err(err, errsize, "%s: %s", shown,
+			text_errf(err, errsize, "%s: %s", shown,
 			    strerror(errno));
 			goto fail;
 		}
 		if (!S_ISLNK(st.st_mode)) {
-			fsdir_err(err, errsize, "%s is not a directory", shown);
+			text_errf(err, errsize, "%s is not a directory", shown);
 			goto fail;
 		}
 		if (++links > FSDIR_SYMLINKS_MAX) {
-			fsdir_err(err, errsize, "%s: too many symlinks", path);
+			text_errf(err, errsize, "%s: too many symlinks", path);
 			goto fail;
 		}
 		if (fsdir_symlink_ok(fd, comp, &st, shown, err, errsize) == -1)
 			goto fail;
 		n = readlinkat(fd, comp, target, sizeof(target) - 1);
 		if (n <= 0) {
-			fsdir_err(err, errsize, "%s: %s", shown,
+			text_errf(err, errsize, "%s: %s", shown,
 			    n == 0 ? "empty symlink" : strerror(errno));
 			goto fail;
 		}
@@ -248,7 +234,7 @@ again:
 			char *nb;
 
 			if (asprintf(&nb, "%s/%s", target, rest) == -1) {
-				fsdir_err(err, errsize, "out of memory");
+				text_errf(err, errsize, "out of memory");
 				goto fail;
 			}
 			free(buf);
@@ -263,7 +249,7 @@ again:
 			close(fd);
 			fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (fd == -1) {
-				fsdir_err(err, errsize, "/: %s",
+				text_errf(err, errsize, "/: %s",
 				    strerror(errno));
 				goto fail;
 			}
@@ -271,7 +257,7 @@ again:
 		}
 	}
 	if (fstat(fd, &st) == -1) {
-		fsdir_err(err, errsize, "%s: %s", path, strerror(errno));
+		text_errf(err, errsize, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (fsdir_check_stat(&st, path, err, errsize) == -1)

@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +39,7 @@
 #include <event2/event.h>
 
 #include "func.h"
+#include "rule.h"
 #include "traced.h"
 
 static struct rule *rules[2];
@@ -76,42 +76,30 @@ int
 func_name_match(const char *pattern, const struct smodule *m,
     const char *name)
 {
-	char full[PATH_MAX + FUNCTAB_NAME_MAX + 2];
-
-	if (strchr(pattern, ':') == NULL)
-		return fnmatch(pattern, name, 0) == 0;
-	snprintf(full, sizeof(full), "%s:%s", m->base_name, name);
-	return fnmatch(pattern, full, 0) == 0;
+	return rule_match(pattern, m->base_name, name);
 }
 
 /* Is this function traced by the rules?  (trace-file aside) */
 static int
 func_on(const struct smodule *m, const char *name)
 {
-	const struct rule *r = rules[FUNC_RULE_FUNC];
-	size_t i;
-	int on = 0;
+	size_t k = RULE_LAST(rules[FUNC_RULE_FUNC], nrules[FUNC_RULE_FUNC],
+	    pattern, m->base_name, name);
 
-	for (i = 0; i < nrules[FUNC_RULE_FUNC]; i++)
-		if (func_name_match(r[i].pattern, m, name))
-			on = r[i].on;
-	return on;
+	return k > 0 && rules[FUNC_RULE_FUNC][k - 1].on;
 }
 
 /* Does a rule decide tracer 'name'?  1 and *on, or 0. */
 static int
 tracer_rule(const char *name, int *on)
 {
-	const struct rule *r = rules[FUNC_RULE_TRACER];
-	size_t i;
-	int found = 0;
+	size_t k = RULE_LAST(rules[FUNC_RULE_TRACER], nrules[FUNC_RULE_TRACER],
+	    pattern, NULL, name);
 
-	for (i = 0; i < nrules[FUNC_RULE_TRACER]; i++)
-		if (fnmatch(r[i].pattern, name, 0) == 0) {
-			*on = r[i].on;
-			found = 1;
-		}
-	return found;
+	if (k == 0)
+		return 0;
+	*on = rules[FUNC_RULE_TRACER][k - 1].on;
+	return 1;
 }
 
 /*

@@ -58,6 +58,7 @@
 #include <event2/event.h>
 #include <sqlite3.h>
 
+#include "cause.h"
 #include "traced.h"
 
 #define INDEX_BUSY_MS		100	/* an outside reader or writer */
@@ -172,11 +173,6 @@ static const char *const migrations[] = {
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
     INDEX_SCHEMA_VERSION, "one migration per schema version");
-
-static const char *const cause_names[TRACED_DROP_NCAUSES] = {
-	"ring_full", "nested", "disconnected", "paused", "write_error",
-	"invalid", "deleted",
-};
 
 /* The statements the loop thread's connection keeps prepared. */
 enum {
@@ -1212,7 +1208,7 @@ ix_write_session(struct session *s, uint64_t now, uint64_t ended)
 				return -1;
 			sqlite3_bind_int64(st, 1, s->id);
 			sqlite3_bind_int64(st, 2, r->index);
-			bind_text(st, 3, cause_names[c]);
+			bind_text(st, 3, traced_cause_name(c));
 			bind_u64(st, 4, r->lost[c]);
 			if (step_done(st) == -1)
 				return -1;
@@ -1587,20 +1583,7 @@ row_session(sqlite3_stmt *st, struct index_session *o)
 static int
 cause_index(const char *name)
 {
-	int c;
-
-	for (c = 0; name != NULL && c < TRACED_DROP_NCAUSES; c++)
-		if (strcmp(cause_names[c], name) == 0)
-			return c;
-	return -1;
-}
-
-/* The name of a cause of loss (TRACED_DROP_*), as the index has it. */
-const char *
-index_cause_name(int cause)
-{
-	return cause >= 0 && cause < TRACED_DROP_NCAUSES ?
-	    cause_names[cause] : "unknown";
+	return name != NULL ? traced_cause_find(name) : -1;
 }
 
 static sqlite3_stmt *

@@ -27,37 +27,23 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "func.h"
+#include "rule.h"
 #include "traced.h"
-
-int
-state_glob_match(const char *pattern, const char *name)
-{
-	return fnmatch(pattern, name, 0) == 0;
-}
 
 /* The daemon's last rule matching the event, or NULL. */
 static const struct rule *
 state_rule_of(const char *provider, const struct tevents_event *ev)
 {
-	char full[TRACED_NAME_MAX + TEVENTS_NAME_MAX + 2];
-	size_t i;
+	size_t k = RULE_LAST(td->rules, td->nrules, pattern, provider,
+	    ev->name);
 
-	snprintf(full, sizeof(full), "%s:%s", provider, ev->name);
-	for (i = td->nrules; i > 0; i--) {
-		const struct rule *r = &td->rules[i - 1];
-
-		if (state_glob_match(r->pattern,
-		    strchr(r->pattern, ':') != NULL ? full : ev->name))
-			return r;
-	}
-	return NULL;
+	return k > 0 ? &td->rules[k - 1] : NULL;
 }
 
 /* Is this event on by the daemon's rules (ignoring trace-file off)? */

@@ -550,7 +550,6 @@ int	state_rule_add(const char *pattern, int on);
 int	state_rule_delete(const char *pattern);
 int	state_rules_reset(void);
 void	state_apply_all(void);
-int	state_glob_match(const char *pattern, const char *name);
 
 /* index.c */
 #define INDEX_SCHEMA_VERSION	2
@@ -643,7 +642,6 @@ int	index_trace_dir_set(const char *path, const char *how);
 long	index_sessions_list(const struct index_query *q, index_session_cb cb,
 	    void *arg, int *more);
 int	index_session_get(uint32_t id, const struct index_visitor *v);
-const char *index_cause_name(int cause);
 int	index_func_rules_save(const char *kind, const struct rule *rules,
 	    size_t n);
 int	index_func_rules_load(const char *kind, struct rule **rules, size_t *n);

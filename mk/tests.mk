@@ -22,7 +22,6 @@ FT_HELPER_BASE	:= $(patsubst tests/helpers/functrace/%.c,$(O)/tests/helpers/%,$(
 FT_HELPERS	:= $(FT_HELPER_BASE) $(addsuffix -mcount,$(FT_HELPER_BASE)) \
 		   $(addsuffix -cyg,$(FT_HELPER_BASE))
 
-test_json_OBJS		:= $(O)/ctl/json.o
 test_tevents_OBJS	:=
 test_wire_OBJS		:=
 test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
@@ -34,6 +33,7 @@ test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o,$(CTL_OBJS))
 test_config_OBJS	:= $(O)/daemon/config.o
 test_command_OBJS	:=
 test_recwalk_OBJS	:=
+test_rule_OBJS		:=
 test_rundir_OBJS	:=
 test_functab_OBJS	:=
 test_functrace_OBJS	:= $(LIB_OBJS)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "text.h"
 
 static const struct command_def command_defs[] = {
 #define CMD(id, name, usage, min, max, flags, help)			\
@@ -40,21 +41,6 @@ enum word_match {
 	WORD_PREFIX,
 	WORD_EXACT,
 };
-
-static void errf(char *, size_t, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Append 's' to the NUL-terminated string in buf, truncating. */
 static void
@@ -128,34 +114,6 @@ words_match(const char *name, int n, char *const argv[], int exact)
 	return 1;
 }
 
-/* Edit distance of a and b, up to 63 bytes each (else large). */
-static unsigned
-distance(const char *a, const char *b)
-{
-	unsigned d[64], prev, tmp, i, j, m;
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la > 63 || lb > 63)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		d[j] = j;
-	for (i = 1; i <= la; i++) {
-		prev = d[0];
-		d[0] = i;
-		for (j = 1; j <= lb; j++) {
-			tmp = d[j];
-			m = prev + (a[i - 1] != b[j - 1]);
-			if (d[j] + 1 < m)
-				m = d[j] + 1;
-			if (d[j - 1] + 1 < m)
-				m = d[j - 1] + 1;
-			d[j] = m;
-			prev = tmp;
-		}
-	}
-	return d[lb];
-}
-
 /*
  * " (did you mean 'NAME'?)" for the command closest to what was said
  * (a typo of a few letters), or "".
@@ -168,7 +126,8 @@ suggest(const char *said, char *buf, size_t size)
 	size_t i;
 
 	for (i = 0; i < CMD_ID_COUNT; i++) {
-		dist = distance(said, command_defs[i].name);
+		dist = (unsigned)text_distance(said, strlen(said),
+		    command_defs[i].name, 98);
 		if (dist < bestd) {
 			bestd = dist;
 			best = &command_defs[i];
@@ -176,7 +135,7 @@ suggest(const char *said, char *buf, size_t size)
 	}
 	buf[0] = '\0';
 	if (best != NULL && bestd <= 2 + strlen(said) / 8)
-		errf(buf, size, " (did you mean '%s'?)", best->name);
+		text_errf(buf, size, " (did you mean '%s'?)", best->name);
 }
 
 /*
@@ -205,12 +164,12 @@ lookup_fail(int argc, char *const argv[], char *err, size_t errlen)
 	said[0] = '\0';
 	if (partial > 0) {
 		append_words(said, sizeof(said), argc, argv);
-		errf(err, errlen, "incomplete command '%s': could be %s",
+		text_errf(err, errlen, "incomplete command '%s': could be %s",
 		    said, could);
 	} else {
 		append_words(said, sizeof(said), nsaid, argv);
 		suggest(said, could, sizeof(could));
-		errf(err, errlen, "unknown command '%s'%s; try 'tracectl "
+		text_errf(err, errlen, "unknown command '%s'%s; try 'tracectl "
 		    "help'", said, could);
 	}
 }
@@ -230,7 +189,7 @@ command_lookup(int argc, char *const argv[], int *consumed, char *err,
 	size_t		 i;
 
 	if (argc <= 0 || argv == NULL || argv[0] == NULL) {
-		errf(err, errlen, "no command given; try 'tracectl help'");
+		text_errf(err, errlen, "no command given; try 'tracectl help'");
 		return NULL;
 	}
 	for (i = 0; i < CMD_ID_COUNT; i++)
@@ -289,7 +248,8 @@ command_lookup(int argc, char *const argv[], int *consumed, char *err,
 	}
 	said[0] = '\0';
 	append_words(said, sizeof(said), said_words, argv);
-	errf(err, errlen, "ambiguous command '%s': could be %s", said, could);
+	text_errf(err, errlen, "ambiguous command '%s': could be %s", said,
+	    could);
 	return NULL;
 
 found:
@@ -310,7 +270,7 @@ command_check_args(const struct command_def *cmd, int nargs, char *err,
 	if (nargs >= cmd->args_min && nargs <= cmd->args_max)
 		return 0;
 	command_format_usage(cmd, usage, sizeof(usage));
-	errf(err, errlen, "usage: tracectl %s", usage);
+	text_errf(err, errlen, "usage: tracectl %s", usage);
 	return -1;
 }
 
@@ -325,14 +285,14 @@ command_check_words(const struct command_def *cmd, int nargs,
 	case CMD_ID_TRACE_EVENT:
 		if (nargs == 1 && strcmp(args[0], "reset") != 0 &&
 		    strcmp(args[0], "list") != 0) {
-			errf(err, errlen, "usage: tracectl trace-event PATTERN "
-			    "on|off|delete, trace-event list or trace-event "
-			    "reset");
+			text_errf(err, errlen, "usage: tracectl trace-event "
+			    "PATTERN on|off|delete, trace-event list or "
+			    "trace-event reset");
 			return -1;
 		}
 		if (nargs == 2 && command_parse_onoff(args[1]) == -1 &&
 		    strcmp(args[1], "delete") != 0) {
-			errf(err, errlen, "trace-event %s: expected 'on', "
+			text_errf(err, errlen, "trace-event %s: expected 'on', "
 			    "'off' or 'delete', not '%s'", args[0], args[1]);
 			return -1;
 		}
@@ -343,7 +303,7 @@ command_check_words(const struct command_def *cmd, int nargs,
 			return 0;
 		if (nargs == 2 && strcmp(args[0], "set") == 0)
 			return 0;
-		errf(err, errlen, "usage: tracectl trace-file "
+		text_errf(err, errlen, "usage: tracectl trace-file "
 		    "on|off|flush|set PATH|set default");
 		return -1;
 	default:
@@ -397,18 +357,18 @@ command_pattern_valid(const char *pattern, char *err, size_t errlen)
 	size_t			 len;
 
 	if (pattern == NULL || pattern[0] == '\0') {
-		errf(err, errlen, "empty event pattern");
+		text_errf(err, errlen, "empty event pattern");
 		return -1;
 	}
 	len = strnlen(pattern, COMMAND_PATTERN_MAX + 1);
 	if (len > COMMAND_PATTERN_MAX) {
-		errf(err, errlen, "event pattern longer than %d bytes",
+		text_errf(err, errlen, "event pattern longer than %d bytes",
 		    COMMAND_PATTERN_MAX);
 		return -1;
 	}
 	for (p = (const unsigned char *)pattern; *p != '\0'; p++) {
 		if (*p < 0x20 || *p > 0x7e) {
-			errf(err, errlen, "event pattern has a %s byte "
+			text_errf(err, errlen, "event pattern has a %s byte "
 			    "(0x%02x) at offset %zu", *p < 0x80 ? "control" :
 			    "non-ASCII", *p,
 			    (size_t)(p - (const unsigned char *)pattern));

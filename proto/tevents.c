@@ -36,13 +36,12 @@
 
 #include "ring.h"
 #include "tevents.h"
+#include "text.h"
 
 /* Most tokens one argument may have ("const unsigned long *p" has 5). */
 #define TOKS_MAX	(TEVENTS_TYPE_MAX + 2)
 /* Longest word quoted in an error message. */
 #define SHOW_MAX	40
-/* Longest unknown type word for which a known one is suggested. */
-#define SUGGEST_MAX	32
 
 /* Every string argument at full length still fits in a record. */
 _Static_assert(TRACED_REC_HDR_SIZE + TEVENTS_ARGS_MAX *
@@ -495,38 +494,6 @@ is_int_word(const char *s, size_t n)
 	    word_is(s, n, "int") || word_is(s, n, "long");
 }
 
-/*
- * Edit distance (insertions, deletions, substitutions, swaps of two
- * neighbours) between a[0..n) and b, or more than 'max' if it is more.
- * Both are short: the caller bounds n.
- */
-static size_t
-edit_distance(const char *a, size_t n, const char *b, size_t max)
-{
-	size_t m = strlen(b), i, j, d[SUGGEST_MAX + 2][SUGGEST_MAX + 2], c;
-
-	if (m > SUGGEST_MAX || n > SUGGEST_MAX ||
-	    (n > m ? n - m : m - n) > max)
-		return max + 1;
-	for (i = 0; i <= n; i++)
-		d[i][0] = i;
-	for (j = 0; j <= m; j++)
-		d[0][j] = j;
-	for (i = 1; i <= n; i++)
-		for (j = 1; j <= m; j++) {
-			c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < c)
-				c = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < c)
-				c = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
-				c = d[i - 2][j - 2] + 1;
-			d[i][j] = c;
-		}
-	return d[n][m];
-}
-
 /* The known type word closest to s[0..n), if it is close; else NULL. */
 static const char *
 suggest_type(const char *s, size_t n)
@@ -540,7 +507,7 @@ suggest_type(const char *s, size_t n)
 
 	for (i = 0; i < nk + sizeof(ints) / sizeof(ints[0]); i++) {
 		c = i < nk ? known_types[i].name : ints[i - nk];
-		d = edit_distance(s, n, c, bestd);
+		d = text_distance(s, n, c, bestd);
 		/* The closest; of equals, one with the same first letter. */
 		if (d > bestd || (best != NULL && d == bestd &&
 		    (best[0] == s[0] || c[0] != s[0])))

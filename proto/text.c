@@ -6,6 +6,7 @@
  * the table of well-formed byte sequences in the Unicode standard
  * (section 3.9, table 3-7).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -103,4 +104,61 @@ text_escape(char *dst, size_t size, const char *s)
 	}
 	dst[o] = '\0';
 	return dst;
+}
+
+size_t
+text_distance(const char *a, size_t n, const char *b, size_t max)
+{
+	/* Three rows of the table: the one before last, last and this. */
+	size_t row[3][TEXT_DISTANCE_MAX + 1], *pp, *p, *c, m = strlen(b);
+	size_t i, j, d, best;
+
+	if (n > TEXT_DISTANCE_MAX || m > TEXT_DISTANCE_MAX ||
+	    (n > m ? n - m : m - n) > max)
+		return max + 1;
+	for (j = 0; j <= m; j++)
+		row[1][j] = j;
+	pp = row[0];
+	p = row[1];
+	c = row[2];
+	for (i = 1; i <= n; i++) {
+		c[0] = best = i;
+		for (j = 1; j <= m; j++) {
+			d = p[j - 1] + (a[i - 1] != b[j - 1]);
+			if (p[j] + 1 < d)
+				d = p[j] + 1;
+			if (c[j - 1] + 1 < d)
+				d = c[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			c[j] = d;
+			if (d < best)
+				best = d;
+		}
+		if (best > max)
+			return max + 1;	/* every path is dearer already */
+		/* Rotate: this row is the last one next time. */
+		{
+			size_t *t = pp;
+
+			pp = p;
+			p = c;
+			c = t;
+		}
+	}
+	return p[m] > max ? max + 1 : p[m];
+}
+
+int
+text_errf(char *err, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || size == 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, size, fmt, ap);
+	va_end(ap);
+	return -1;
 }

@@ -6,8 +6,10 @@
  * names, format strings, a process's comm.  Checked once, at the door,
  * for what every later writer needs (a CTF metadata file, JSON, a log
  * line, a terminal): valid UTF-8 (no overlong forms, surrogates or code
- * points past U+10FFFF) and no control characters.  Proto: pure, no
- * allocation, any thread; the fuzz targets cover it.
+ * points past U+10FFFF) and no control characters.  Also the small
+ * helpers every program's messages share: the edit distance behind
+ * "did you mean", and the one shape of an error buffer.  Proto: pure,
+ * no allocation, any thread; the fuzz targets cover it.
  */
 #ifndef TRACED_PROTO_TEXT_H
 #define TRACED_PROTO_TEXT_H
@@ -34,5 +36,26 @@ int	text_valid(const char *s, size_t n, size_t *bad);
  * unambiguously.  Cut short at a whole character.  Returns dst.
  */
 char	*text_escape(char *dst, size_t size, const char *s);
+
+/* The longest words text_distance() compares. */
+#define TEXT_DISTANCE_MAX	64
+
+/*
+ * Edit distance between a[0, n) and the NUL-terminated b: insertions,
+ * deletions, substitutions and swaps of two neighbours, each 1; or
+ * max + 1 if it is more than 'max', or either word is longer than
+ * TEXT_DISTANCE_MAX.  For "did you mean" suggestions.
+ */
+size_t	text_distance(const char *a, size_t n, const char *b, size_t max);
+
+/*
+ * The one shape of an error buffer: format the reason into err (size
+ * bytes; nothing when err is NULL or size 0) and return -1, so that a
+ * failing function says why and fails in one statement:
+ *
+ *	return text_errf(err, errsize, "no such key '%s'", key);
+ */
+int	text_errf(char *err, size_t size, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 #endif /* TRACED_PROTO_TEXT_H */
