@@ -25,31 +25,15 @@
 
 #include <jansson.h>
 
+#include "cmd.h"
 #include "command.h"
 #include "func.h"
+#include "log.h"
+#include "outdir.h"
 #include "rule.h"
-#include "text.h"
-#include "traced.h"
+#include "session.h"
 
 #define FUNC_WAIT_MS	2000
-
-/* A JSON string; text that is not UTF-8 is escaped, not lost. */
-static json_t *
-fjstr(const char *s)
-{
-	char buf[4096];
-	json_t *j;
-
-	if ((j = json_string(s)) != NULL)
-		return j;
-	return json_string(text_escape(buf, sizeof(buf), s));
-}
-
-static json_t *
-fjnum(uint64_t v)
-{
-	return json_integer((json_int_t)v);
-}
 
 /* A rule change waiting for the processes it went to. */
 struct func_wait {
@@ -64,17 +48,6 @@ struct func_wait {
 		uint32_t	 gen;
 	}		 w[];
 };
-
-static struct session *
-session_by_id(uint32_t id)
-{
-	struct session *s;
-
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		if (s->id == id)
-			return s;
-	return NULL;
-}
 
 static int
 func_wait_cb(struct reply *r, void *arg, int timed_out)
@@ -107,7 +80,7 @@ func_wait_cb(struct reply *r, void *arg, int timed_out)
 		snprintf(extra, sizeof(extra), " (%u process%s did not confirm "
 		    "within %d s)", late, late == 1 ? "" : "es",
 		    FUNC_WAIT_MS / 1000);
-	else if (td->paused && w->on)
+	else if (outdir_paused() && w->on)
 		snprintf(extra, sizeof(extra), " (trace-file is off: nothing "
 		    "is traced until 'trace-file on')");
 	if (w->kind == FUNC_RULE_TRACER)
@@ -150,7 +123,7 @@ func_rule_cmd(struct reply *r, int kind, char **argv)
 		reply_error(r, "expected 'on' or 'off', not '%s'", argv[1]);
 		return TRACED_CTL_USAGE;
 	}
-	TAILQ_FOREACH(s, &td->sessions, entry)
+	TAILQ_FOREACH(s, &sessions, entry)
 		n++;
 	w = calloc(1, sizeof(*w) + n * sizeof(w->w[0]));
 	if (w == NULL) {
@@ -164,7 +137,7 @@ func_rule_cmd(struct reply *r, int kind, char **argv)
 		log_warnx("%s rule '%s' applies now but could not be saved: a "
 		    "restarted daemon will not have it",
 		    kind == FUNC_RULE_FUNC ? "trace-func" : "tracer", argv[0]);
-	TAILQ_FOREACH(s, &td->sessions, entry) {
+	TAILQ_FOREACH(s, &sessions, entry) {
 		const struct sfunc *fn = s->fn;
 		unsigned before = w->nmatch;
 		uint32_t i;
@@ -333,7 +306,7 @@ cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 	char t1[32], t2[32], t3[32], t4[32], full[1200];
 	struct func_sum fs;
 
-	TAILQ_FOREACH(s, &td->sessions, entry) {
+	TAILQ_FOREACH(s, &sessions, entry) {
 		const struct sfunc *fn = s->fn;
 		uint32_t m;
 		size_t k;
@@ -384,18 +357,18 @@ cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 		if (reply_json(r)) {
 			reply_item(r, json_pack("{s:o, s:o, s:s, s:I, s:I, s:I, "
 			    "s:o, s:o, s:o, s:o, s:o, s:o}",
-			    "name", fjstr(rows[i].name),
-			    "module", fjstr(rows[i].module),
+			    "name", jstr(rows[i].name),
+			    "module", jstr(rows[i].module),
 			    "state", fs.on ? "on" : "off",
 			    "patched", (json_int_t)fs.patched,
 			    "refused", (json_int_t)fs.refused,
 			    "processes", (json_int_t)fs.procs,
-			    "calls", fjnum(fs.calls),
-			    "avg_ns", fjnum(fs.calls ? fs.sum_ns / fs.calls : 0),
-			    "p50_ns_below", fjnum(func_pct(&fs, 0.5)),
-			    "p99_ns_below", fjnum(func_pct(&fs, 0.99)),
-			    "max_ns", fjnum(fs.max_ns),
-			    "where", fjstr(fs.where)));
+			    "calls", jnum(fs.calls),
+			    "avg_ns", jnum(fs.calls ? fs.sum_ns / fs.calls : 0),
+			    "p50_ns_below", jnum(func_pct(&fs, 0.5)),
+			    "p99_ns_below", jnum(func_pct(&fs, 0.99)),
+			    "max_ns", jnum(fs.max_ns),
+			    "where", jstr(fs.where)));
 			continue;
 		}
 		if (fs.calls == 0)
@@ -440,7 +413,7 @@ cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	/* Every tracer some process has, and every tracer rule. */
-	TAILQ_FOREACH(s, &td->sessions, entry)
+	TAILQ_FOREACH(s, &sessions, entry)
 		for (k = 0; s->fn != NULL && k < TRACED_TRACERS_MAX; k++) {
 			if (!s->fn->tracers[k].present)
 				continue;
@@ -464,7 +437,7 @@ cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
 				    rl[q].on ? "on" : "off");
 		o = 0;
 		where[0] = '\0';
-		TAILQ_FOREACH(s, &td->sessions, entry)
+		TAILQ_FOREACH(s, &sessions, entry)
 			for (k = 0; s->fn != NULL && k < TRACED_TRACERS_MAX;
 			    k++) {
 				const struct stracer *t = &s->fn->tracers[k];
@@ -479,8 +452,8 @@ cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
 			}
 		if (reply_json(r))
 			reply_item(r, json_pack("{s:s, s:o, s:s, s:o}", "type",
-			    "tracer", "name", fjstr(names[i]), "rule", rule,
-			    "where", fjstr(where)));
+			    "tracer", "name", jstr(names[i]), "rule", rule,
+			    "where", jstr(where)));
 		else
 			reply_line(r, "%-20s %-5s %s", names[i], rule, where);
 	}
@@ -495,14 +468,14 @@ cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
 			continue;
 		if (reply_json(r))
 			reply_item(r, json_pack("{s:s, s:o, s:s, s:s}", "type",
-			    "tracer", "name", fjstr(rl[i].pattern), "rule",
+			    "tracer", "name", jstr(rl[i].pattern), "rule",
 			    rl[i].on ? "on" : "off", "where", ""));
 		else
 			reply_line(r, "%-20s %-5s (no running process has it)",
 			    rl[i].pattern, rl[i].on ? "on" : "off");
 	}
 	/* What each process counted. */
-	TAILQ_FOREACH(s, &td->sessions, entry) {
+	TAILQ_FOREACH(s, &sessions, entry) {
 		const struct sfunc *fn = s->fn;
 
 		if (fn == NULL || !fn->stats_seen)
@@ -511,11 +484,11 @@ cmd_info_tracers_exec(struct reply *r, int argc, char **argv)
 			reply_item(r, json_pack("{s:s, s:I, s:I, s:o, s:o, s:o, "
 			    "s:o, s:o, s:o}", "type", "process",
 			    "session", (json_int_t)s->id, "pid", (json_int_t)s->pid,
-			    "comm", fjstr(s->comm), "functions", fjnum(fn->funcs),
-			    "patched", fjnum(fn->stats.patched),
-			    "refused", fjnum(fn->stats.refused),
-			    "skipped_depth", fjnum(fn->stats.skipped_depth),
-			    "skipped_nested", fjnum(fn->stats.skipped_nested)));
+			    "comm", jstr(s->comm), "functions", jnum(fn->funcs),
+			    "patched", jnum(fn->stats.patched),
+			    "refused", jnum(fn->stats.refused),
+			    "skipped_depth", jnum(fn->stats.skipped_depth),
+			    "skipped_nested", jnum(fn->stats.skipped_nested)));
 		else
 			reply_line(r, "%s[%d]: %" PRIu64 " instrumented "
 			    "functions, %" PRIu64 " sites patched, %" PRIu64

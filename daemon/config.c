@@ -33,9 +33,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "ring.h"
 #include "ringsize.h"
 #include "text.h"
-#include "traced.h"
+
+/* The running settings: main.c's to write (config.h). */
+struct config cfg;
 
 #define CONFIG_FILE_MAX		(64u << 10)	/* larger is not a config */
 

@@ -2,33 +2,39 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * control.sock: one request per connection from tracectl, answered with
- * zero or more CTL_LINE messages and one CTL_END (proto/wire.h).  The
- * peer's uid and gid come from SO_PEERCRED and go to cmd_exec() for the
- * permission check.  Replies are queued and written as the socket
- * accepts them, so a slow reader never blocks the loop.  A command that
- * answers later (trace-file flush) leaves its connection waiting;
- * control_flush_check() ends it once every ring is drained and synced.
+ * control.sock: the bytes.  One request per connection from tracectl,
+ * answered with zero or more CTL_LINE messages and one CTL_END
+ * (proto/wire.h), which the reply builder (reply.c) makes and this file
+ * queues and writes as the socket accepts them, so a slow reader never
+ * blocks the loop.  The peer's uid and gid come from SO_PEERCRED and go
+ * to cmd_exec() for the permission check.
  *
  * Limits (traced(8)): each uid may hold control-connections-per-uid
  * connections and control-output-per-uid bytes of replies not yet read;
- * a reply that would go past it is cut short and says so.  A
- * connection that sends no request, or stops reading its reply, for
- * control-timeout seconds is closed (a flush waiting for the disk is
- * not idle).  Loop thread only.
+ * the lines of a reply that would go past it are dropped (its end says
+ * so).  A connection that sends no request, or stops reading its reply,
+ * for control-timeout seconds is closed; one whose reply waits
+ * (reply_wait()) is not idle: the wait decides.  Loop thread only.
  */
+#include <sys/queue.h>
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "traced.h"
+#include "cmd.h"
+#include "config.h"
+#include "limits.h"
+#include "log.h"
+#include "sock.h"
+#include "wire.h"
 
 struct outmsg {
 	struct outmsg	*next;
@@ -49,25 +55,13 @@ struct ctlconn {
 	uint64_t	 queued;	/* bytes in out, charged to uid */
 	int		 cut;		/* output over the uid's limit */
 	int		 ended;		/* CTL_END queued: close when sent */
-	int		 flushing;	/* waiting for flush_gen */
-	uint64_t	 flush_gen;
-	uint64_t	 flush_deleted;	/* td->deleted_events at its start */
-	reply_wait_cb	 wait_cb;	/* waiting for wait_cb to say done */
-	void		*wait_arg;
-	uint64_t	 wait_until;	/* ns, CLOCK_MONOTONIC */
-	struct reply	*r;
-};
-
-struct reply {
-	struct ctlconn	*c;
-	int		 json;
-	unsigned	 count;
-	uint32_t	 status;
-	char		 msg[1024];
-	int		 async;
+	int		 waiting;	/* its reply waits: not idle */
+	struct reply	*r;		/* owned: the reply to its request */
 };
 
 static TAILQ_HEAD(, ctlconn) ctlconns = TAILQ_HEAD_INITIALIZER(ctlconns);
+static struct event_base *ctl_base;
+static struct event *ctl_ev;		/* control.sock */
 
 static void control_io_cb(int fd, short what, void *arg);
 
@@ -77,8 +71,7 @@ ctlconn_free(struct ctlconn *c)
 	struct outmsg *o;
 
 	TAILQ_REMOVE(&ctlconns, c, entry);
-	if (c->wait_cb != NULL)
-		(void)c->wait_cb(NULL, c->wait_arg, 1);
+	reply_free(c->r);
 	while ((o = c->out) != NULL) {
 		c->out = o->next;
 		free(o);
@@ -89,7 +82,6 @@ ctlconn_free(struct ctlconn *c)
 	event_free(c->timer);
 	close(c->fd);
 	free(c->groups);
-	free(c->r);
 	free(c);
 }
 
@@ -97,11 +89,10 @@ ctlconn_free(struct ctlconn *c)
 static void
 ctlconn_touch(struct ctlconn *c)
 {
-	struct timeval tv = { (time_t)td->cfg.limit[LIMIT_CONTROL_TIMEOUT],
-		0 };
+	struct timeval tv = { (time_t)cfg.limit[LIMIT_CONTROL_TIMEOUT], 0 };
 
-	if (c->flushing)
-		event_del(c->timer);	/* the disk decides, not the peer */
+	if (c->waiting)
+		event_del(c->timer);	/* the wait decides, not the peer */
 	else
 		event_add(c->timer, &tv);
 }
@@ -113,12 +104,12 @@ ctlconn_timeout_cb(int fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (c->flushing)
+	if (c->waiting)
 		return;
 	limits_logx(c->uid, "control connection of uid %u closed: %s for "
 	    "%llu s (control-timeout)", (unsigned)c->uid, c->r == NULL ?
 	    "no request" : "its reply was not read",
-	    (unsigned long long)td->cfg.limit[LIMIT_CONTROL_TIMEOUT]);
+	    (unsigned long long)cfg.limit[LIMIT_CONTROL_TIMEOUT]);
 	ctlconn_free(c);
 }
 
@@ -149,14 +140,21 @@ ctlconn_write(struct ctlconn *c)
 		return;
 	}
 	event_del(c->ev);
-	event_assign(c->ev, td->base, c->fd,
+	event_assign(c->ev, ctl_base, c->fd,
 	    EV_READ | (c->out != NULL ? EV_WRITE : 0) | EV_PERSIST,
 	    control_io_cb, c);
 	event_add(c->ev, NULL);
 }
 
-static void
-ctlconn_queue(struct ctlconn *c, uint32_t type, const void *body,
+/*
+ * Queue one message of c's reply: a header of 'type', body, then text
+ * (cut to fit a message).  Lines past the uid's limit are dropped, and
+ * from then on the reply is cut (ctlconn_cut()); the end message always
+ * goes out, to say so.  Written by ctlconn_ended() or as the socket
+ * takes it.
+ */
+void
+ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
     size_t body_len, const char *text, size_t text_len)
 {
 	struct traced_msg_hdr h;
@@ -199,193 +197,34 @@ ctlconn_queue(struct ctlconn *c, uint32_t type, const void *body,
 	c->out_tail = &o->next;
 }
 
+/* Is c's reply over its uid's limit, its lines dropped? */
 int
-reply_json(const struct reply *r)
+ctlconn_cut(const struct ctlconn *c)
 {
-	return r->json;
+	return c->cut;
 }
 
-void
-reply_line(struct reply *r, const char *fmt, ...)
+/* The peer's uid. */
+uid_t
+ctlconn_uid(const struct ctlconn *c)
 {
-	char buf[TRACED_MSG_MAX];
-	va_list ap;
-	int n;
-
-	if (r->c->cut)		/* over the limit: not even formatted */
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(buf))
-		n = sizeof(buf) - 1;
-	ctlconn_queue(r->c, TRACED_MSG_CTL_LINE, NULL, 0, buf, (size_t)n);
-	r->count++;
+	return c->uid;
 }
 
-/*
- * One item of a --json reply: 'o' (stolen) as one compact line.  The
- * library writes it, so it is valid JSON whatever it holds.
- */
+/* c's reply waits (on), or no longer: its idle timeout is off meanwhile. */
 void
-reply_item(struct reply *r, json_t *o)
+ctlconn_waiting(struct ctlconn *c, int on)
 {
-	char *text;
-
-	if (r->c->cut) {	/* over the limit: not even formatted */
-		json_decref(o);
-		return;
-	}
-	if (o == NULL) {
-		r->c->cut = 1;	/* out of memory: say the reply is short */
-		return;
-	}
-	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	if (text == NULL) {
-		r->c->cut = 1;
-		return;
-	}
-	ctlconn_queue(r->c, TRACED_MSG_CTL_LINE, NULL, 0, text, strlen(text));
-	r->count++;
-	free(text);
+	c->waiting = on;
+	ctlconn_touch(c);
 }
 
+/* CTL_END is queued: write it, then close (c and its reply may go). */
 void
-reply_error(struct reply *r, const char *fmt, ...)
+ctlconn_ended(struct ctlconn *c)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
-	va_end(ap);
-	if (r->status == TRACED_CTL_OK)
-		r->status = TRACED_CTL_ERROR;
-}
-
-void
-reply_message(struct reply *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
-	va_end(ap);
-}
-
-/* Send CTL_END; the connection closes once it is written. */
-void
-reply_end(struct reply *r)
-{
-	struct {
-		uint32_t status;
-		uint32_t count;
-	} body = { r->status, r->count };
-	struct ctlconn *c = r->c;
-
-	if (c->cut) {
-		body.status = TRACED_CTL_ERROR;
-		snprintf(r->msg, sizeof(r->msg), "reply cut short after %u "
-		    "lines: uid %u has %llu bytes of replies waiting to be "
-		    "read, its control-output-per-uid limit (see traced(8))",
-		    r->count, (unsigned)c->uid, (unsigned long long)
-		    limits_held(c->uid, LIMIT_CONTROL_OUTPUT));
-	}
-	ctlconn_queue(c, TRACED_MSG_CTL_END, &body, sizeof(body), r->msg,
-	    strlen(r->msg));
 	c->ended = 1;
-	c->flushing = 0;
-	c->wait_cb = NULL;
 	ctlconn_write(c);
-}
-
-/* Make a waiting reply a flush: it ends when every ring is synced. */
-void
-reply_wait_flush(struct reply *r, uint64_t gen)
-{
-	r->async = 1;
-	r->c->flushing = 1;
-	r->c->flush_gen = gen;
-	r->c->flush_deleted = td->deleted_events;
-}
-
-static int
-flush_done(uint64_t gen)
-{
-	struct session *s;
-	struct sring *r;
-
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		TAILQ_FOREACH(r, &s->rings, entry) {
-			if (r->ended)
-				continue;
-			if (r->gen_done < gen)
-				return 0;
-		}
-	return 1;
-}
-
-/* End every flush whose rings are all drained and synced. */
-void
-control_flush_check(void)
-{
-	struct ctlconn *c, *next;
-
-	for (c = TAILQ_FIRST(&ctlconns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->flushing && flush_done(c->flush_gen)) {
-			/* On disk, unless its directory is gone. */
-			(void)trace_dir_check(1);
-			if (td->deleted_events != c->flush_deleted)
-				reply_error(c->r, "not flushed: %llu events "
-				    "were written to directories that were "
-				    "deleted since (see the daemon's log and "
-				    "'info trace', cause 'deleted'); tracing "
-				    "goes on in new directories",
-				    (unsigned long long)(td->deleted_events -
-				    c->flush_deleted));
-			else
-				reply_message(c->r, "flushed: every event "
-				    "committed before the command is on disk");
-			reply_end(c->r);
-		}
-	}
-}
-
-/*
- * Make a reply wait for cb: control_wait_check() calls cb(r, arg, 0)
- * until it says done (1), or once with timed_out 1 after timeout_ms
- * (then it must end the reply itself and say done).  A connection
- * closed meanwhile calls cb(NULL, arg, 1), to free arg.
- */
-void
-reply_wait(struct reply *r, reply_wait_cb cb, void *arg, unsigned timeout_ms)
-{
-	r->async = 1;
-	r->c->wait_cb = cb;
-	r->c->wait_arg = arg;
-	r->c->wait_until = now_ns(CLOCK_MONOTONIC) +
-	    (uint64_t)timeout_ms * 1000000u;
-}
-
-/* End every waiting reply whose callback says it is done. */
-void
-control_wait_check(void)
-{
-	struct ctlconn *c, *next;
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-
-	for (c = TAILQ_FIRST(&ctlconns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->wait_cb == NULL || c->r == NULL)
-			continue;
-		if (c->wait_cb(c->r, c->wait_arg, now >= c->wait_until)) {
-			c->wait_cb = NULL;
-			reply_end(c->r);
-		}
-	}
 }
 
 static void
@@ -393,9 +232,10 @@ control_request(struct ctlconn *c)
 {
 	_Alignas(8) char buf[TRACED_MSG_MAX];
 	struct wire_msg m;
-	const char *why;
+	const char *why = NULL;
 	struct reply *r;
 	ssize_t n;
+	int rc;
 
 	n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -404,40 +244,37 @@ control_request(struct ctlconn *c)
 		ctlconn_free(c);
 		return;
 	}
-	r = calloc(1, sizeof(*r));
+	rc = wire_decode(buf, (size_t)n, 0, &m, &why);
+	r = reply_new(c, rc == 0 && m.type == TRACED_MSG_CTL_REQUEST &&
+	    (m.u.ctl_request->flags & TRACED_CTL_JSON) != 0);
 	if (r == NULL) {
 		ctlconn_free(c);
 		return;
 	}
-	r->c = c;
 	c->r = r;
-	if (wire_decode(buf, (size_t)n, 0, &m, &why) != 0 ||
-	    m.type != TRACED_MSG_CTL_REQUEST) {
-		r->status = TRACED_CTL_USAGE;
-		snprintf(r->msg, sizeof(r->msg), "bad request: %s",
+	if (rc != 0 || m.type != TRACED_MSG_CTL_REQUEST) {
+		reply_error(r, "bad request: %s",
 		    m.type != TRACED_MSG_CTL_REQUEST && why == NULL ?
 		    "not a request" : why);
+		reply_status(r, TRACED_CTL_USAGE);
 		reply_end(r);
 		return;
 	}
-	r->json = (m.u.ctl_request->flags & TRACED_CTL_JSON) != 0;
 	ctlconn_touch(c);	/* now its reply's reading is timed */
 	/* A uid whose replies wait unread gets no new work done. */
 	if (limits_held(c->uid, LIMIT_CONTROL_OUTPUT) >=
-	    td->cfg.limit[LIMIT_CONTROL_OUTPUT]) {
+	    cfg.limit[LIMIT_CONTROL_OUTPUT]) {
 		c->cut = 1;
-		r->status = TRACED_CTL_ERROR;
+		reply_status(r, TRACED_CTL_ERROR);
 		reply_end(r);
 		return;
 	}
-	r->status = (uint32_t)cmd_exec(r, (int)m.u.ctl_request->argc,
-	    (char **)m.argv, c->uid, c->gid, c->groups, c->ngroups);
-	if (!r->async)
+	reply_status(r, (uint32_t)cmd_exec(r, (int)m.u.ctl_request->argc,
+	    (char **)m.argv, c->uid, c->gid, c->groups, c->ngroups));
+	if (!reply_waiting(r))
 		reply_end(r);
-	else if (c->wait_cb != NULL)
-		control_wait_check();
 	else
-		control_flush_check();
+		replies_check();	/* done already, maybe */
 }
 
 static void
@@ -461,53 +298,6 @@ control_io_cb(int fd, short what, void *arg)
 			return;
 		}
 		control_request(c);
-	}
-}
-
-static void
-accept_resume_cb(int fd, short what, void *arg)
-{
-	struct event *ev = arg;
-
-	(void)fd;
-	(void)what;
-	event_add(ev, NULL);
-}
-
-/*
- * accept() failed on listening event 'ev'.  Out of descriptors (or
- * memory), the socket stays readable and the loop would spin: stop
- * listening for a moment, and say so once a second at most.  Other
- * errors are logged.  Loop thread.
- */
-void
-accept_failed(struct event *ev, const char *what)
-{
-	static uint64_t last_warn;
-	struct timeval tv = { 0, 100000 };
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	int saved = errno;
-	int pause = saved == EMFILE || saved == ENFILE || saved == ENOMEM ||
-	    saved == ENOBUFS;
-
-	if (saved == EAGAIN || saved == EINTR || saved == ECONNABORTED)
-		return;
-	if (now - last_warn > 1000000000u) {
-		errno = saved;
-		if (saved == EMFILE)
-			log_warn("accept on %s socket (not accepting for "
-			    "100 ms; traced's descriptor limit is too low "
-			    "for its connections: raise LimitNOFILE= in "
-			    "traced.service, or 'ulimit -n')", what);
-		else
-			log_warn("accept on %s socket%s", what, pause ?
-			    " (not accepting for 100 ms)" : "");
-		last_warn = now;
-	}
-	if (pause) {
-		event_del(ev);
-		event_base_once(td->base, -1, EV_TIMEOUT, accept_resume_cb, ev,
-		    &tv);
 	}
 }
 
@@ -572,22 +362,14 @@ control_accept_cb(int lfd, short what, void *arg)
 {
 	struct ctlconn *c;
 	struct ucred cred;
-	socklen_t len = sizeof(cred);
 	char why[512];
 	int fd;
 
 	(void)what;
 	(void)arg;
-	fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd == -1) {
-		accept_failed(td->ev_control, "control");
+	if ((fd = sock_accept(ctl_base, lfd, ctl_ev, "control",
+	    &cred)) == -1)
 		return;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
-		log_warn("SO_PEERCRED");
-		close(fd);
-		return;
-	}
 	if (limits_take(cred.uid, LIMIT_CONTROL_CONNS, 1, 1, why,
 	    sizeof(why)) == -1) {
 		control_refuse(fd, cred.uid, why);
@@ -604,62 +386,40 @@ control_accept_cb(int lfd, short what, void *arg)
 	c->gid = cred.gid;
 	control_peer_groups(c);
 	c->out_tail = &c->out;
-	c->ev = event_new(td->base, fd, EV_READ | EV_PERSIST, control_io_cb,
+	c->ev = event_new(ctl_base, fd, EV_READ | EV_PERSIST, control_io_cb,
 	    c);
-	c->timer = evtimer_new(td->base, ctlconn_timeout_cb, c);
+	c->timer = evtimer_new(ctl_base, ctlconn_timeout_cb, c);
 	event_add(c->ev, NULL);
 	TAILQ_INSERT_TAIL(&ctlconns, c, entry);
 	ctlconn_touch(c);
 }
 
+/* Watch the listening control socket fd in the loop of base.  0 or -1. */
 int
-control_listen(int fd)
+control_listen(struct event_base *base, int fd)
 {
-	td->ev_control = event_new(td->base, fd, EV_READ | EV_PERSIST,
-	    control_accept_cb, NULL);
-	if (td->ev_control == NULL || event_add(td->ev_control, NULL) == -1)
+	ctl_base = base;
+	reply_init(base);
+	ctl_ev = event_new(base, fd, EV_READ | EV_PERSIST, control_accept_cb,
+	    NULL);
+	if (ctl_ev == NULL || event_add(ctl_ev, NULL) == -1)
 		return -1;
 	return 0;
 }
 
-/* At shutdown: answer pending flushes (everything was drained). */
+/*
+ * At shutdown (everything was drained): replies that wait end now, then
+ * every connection closes.
+ */
 void
 control_close_all(void)
 {
 	struct ctlconn *c;
 
-	while ((c = TAILQ_FIRST(&ctlconns)) != NULL) {
-		if (c->wait_cb != NULL && c->r != NULL) {
-			(void)c->wait_cb(c->r, c->wait_arg, 1);
-			c->wait_cb = NULL;
-			reply_end(c->r);
-			if (TAILQ_FIRST(&ctlconns) == c)
-				ctlconn_free(c);
-			continue;
-		}
-		if (c->flushing && c->r != NULL) {
-			reply_message(c->r, "flushed at shutdown");
-			reply_end(c->r);
-			if (TAILQ_FIRST(&ctlconns) == c)
-				ctlconn_free(c);
-		} else
-			ctlconn_free(c);
-	}
-}
-
-/*
- * Is the reply over its uid's control-output-per-uid, so that further
- * lines are dropped?  Handlers of long listings stop there.
- */
-int
-reply_cut(const struct reply *r)
-{
-	return r->c->cut;
-}
-
-/* Has the handler reported an error? */
-int
-reply_failed(const struct reply *r)
-{
-	return r->status != TRACED_CTL_OK;
+	replies_shutdown();
+	while ((c = TAILQ_FIRST(&ctlconns)) != NULL)
+		ctlconn_free(c);
+	if (ctl_ev != NULL)
+		event_free(ctl_ev);
+	ctl_ev = NULL;
 }

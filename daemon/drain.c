@@ -82,6 +82,7 @@
 #include <unistd.h>
 
 #include "recwalk.h"
+#include "worker.h"
 #include "writeout.h"
 
 /* The most often one ring is visited. */
@@ -122,7 +123,7 @@
 
 /* The drain thread's own state. */
 static struct {
-	struct sring_tailq rings;	/* by rd.entry */
+	struct pring_tailq rings;	/* by rd.entry */
 	uint64_t	*counts;	/* scratch for recwalk, by class */
 	uint32_t	*touched;
 	uint32_t	 ncap;		/* entries of both */
@@ -139,9 +140,9 @@ mono_ns(void)
 	return now_ns(CLOCK_MONOTONIC);
 }
 
-static int	drain_end(struct sring *r, enum chunk_end how, const char *why,
+static int	drain_end(struct pring *r, enum chunk_end how, const char *why,
 	    uint64_t at);
-static int	drain_thread(struct sring *r);
+static int	drain_thread(struct pring *r);
 
 static const uint8_t no_uuid[16];
 
@@ -150,9 +151,9 @@ static const uint8_t no_uuid[16];
  * publishes it, release).
  */
 static const struct evtab *
-drain_evtab(const struct sring *r)
+drain_evtab(const struct pring *r)
 {
-	return __atomic_load_n(&r->s->drain_tab, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&r->feed->tab, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -160,7 +161,7 @@ drain_evtab(const struct sring *r)
  * describe yet, but the session knows: to wait in the ring, not refuse?
  */
 static int
-drain_pending(const struct sring *r, const struct evtab *et,
+drain_pending(const struct pring *r, const struct evtab *et,
     const uint8_t *p)
 {
 	const struct evtab *newest;
@@ -173,7 +174,7 @@ drain_pending(const struct sring *r, const struct evtab *et,
 	if (et != NULL && recwalk_find(et->ranges, et->nranges, i,
 	    &hint) != NULL)
 		return 0;
-	newest = __atomic_load_n(&r->s->evtab, __ATOMIC_ACQUIRE);
+	newest = __atomic_load_n(&r->feed->newest, __ATOMIC_ACQUIRE);
 	return newest != NULL && recwalk_find(newest->ranges,
 	    newest->nranges, i, &hint) != NULL;
 }
@@ -207,10 +208,10 @@ drain_scratch(uint32_t n)
  * counting; the index then misses the per-event counts.
  */
 static void
-drain_walker(struct recwalk *w, const struct sring *r,
+drain_walker(struct recwalk *w, const struct pring *r,
     const struct evtab *et)
 {
-	const struct dclock *clk = &td->clk[r->s->clock];
+	const struct dclock *clk = dclock_get(r->feed->clock);
 
 	if (et != NULL)
 		drain_scratch(et->nclasses);
@@ -227,7 +228,7 @@ drain_walker(struct recwalk *w, const struct sring *r,
 	 * as a date, such a time overflows readers and would make the
 	 * whole trace directory unreadable.
 	 */
-	w->max_ts = now_ticks(r->s->clock) + 60 * clk->freq;
+	w->max_ts = now_ticks(r->feed->clock) + 60 * clk->freq;
 }
 
 /*
@@ -242,9 +243,9 @@ drain_walker(struct recwalk *w, const struct sring *r,
  * -1 if the ring was ended (a record failed a check).
  */
 static int
-drain_packet(struct sring *r, uint64_t head)
+drain_packet(struct pring *r, uint64_t head)
 {
-	struct sring_rd *rd = &r->rd;
+	struct pring_rd *rd = &r->rd;
 	uint64_t mask = traced_ring_size(rd->order) - 1, lap, end, n;
 	const struct evtab *et = drain_evtab(r), *et2;
 	size_t room = head - rd->tail, used = 0, step;
@@ -422,7 +423,7 @@ invalid:
  * 0, or -1 when out of memory (try again later).
  */
 static int
-drain_end(struct sring *r, enum chunk_end how, const char *why,
+drain_end(struct pring *r, enum chunk_end how, const char *why,
     uint64_t at)
 {
 	struct chunk *c;
@@ -476,9 +477,9 @@ drain_end(struct sring *r, enum chunk_end how, const char *why,
  * when out of memory (the record is read again later).
  */
 static int
-drain_thread(struct sring *r)
+drain_thread(struct pring *r)
 {
-	struct sring_rd *rd = &r->rd;
+	struct pring_rd *rd = &r->rd;
 	struct chunk *c;
 
 	if ((c = wo_marker_new(r, CHUNK_THREAD)) == NULL)
@@ -501,9 +502,9 @@ drain_thread(struct sring *r)
  * last visit (LOSS_SAW_*).
  */
 static unsigned
-drain_saw(struct sring *r, uint64_t now)
+drain_saw(struct pring *r, uint64_t now)
 {
-	struct sring_rd *rd = &r->rd;
+	struct pring_rd *rd = &r->rd;
 	uint64_t since, end, size = traced_ring_size(rd->order), fill_ns;
 	unsigned why = 0, staging;
 
@@ -540,9 +541,9 @@ drain_saw(struct sring *r, uint64_t now)
 
 /* Plan r's next visit, from how fast it fills.  */
 static void
-drain_plan(struct sring *r, uint64_t now, uint64_t fill)
+drain_plan(struct pring *r, uint64_t now, uint64_t fill)
 {
-	struct sring_rd *rd = &r->rd;
+	struct pring_rd *rd = &r->rd;
 	uint64_t quarter = traced_ring_size(rd->order) / 4, wait;
 
 	if (rd->pending) {
@@ -580,16 +581,16 @@ drain_plan(struct sring *r, uint64_t now, uint64_t fill)
  * Visit r: read what is there if it is time, end it if it is done.
  */
 static void
-drain_visit(struct sring *r, uint64_t now)
+drain_visit(struct pring *r, uint64_t now)
 {
-	struct sring_rd *rd = &r->rd;
+	struct pring_rd *rd = &r->rd;
 	uint64_t head, size, fill, full, dt, bytes0;
 	uint32_t order;
 	const char *why;
 	int rc = 1, want, grow, held;
 
 	/* Not before the session's metadata (client.c): it waits. */
-	if (!__atomic_load_n(&r->s->drain_go, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_load_n(&r->feed->go, __ATOMIC_ACQUIRE)) {
 		rd->next = now + dr.interval;
 		return;
 	}
@@ -666,7 +667,7 @@ drain_visit(struct sring *r, uint64_t now)
 	if (full > rd->dropped_full) {
 		rd->why |= drain_saw(r, now);
 		log_debug("session %u thread %d: %llu more events lost to a "
-		    "full ring (seen: %#x)", r->s->id, (int)rd->tid,
+		    "full ring (seen: %#x)", r->feed->id, (int)rd->tid,
 		    (unsigned long long)(full - rd->dropped_full), rd->why);
 		rd->dropped_full = full;
 	}
@@ -754,17 +755,12 @@ void *
 drain_main(void *arg)
 {
 	struct writeout *wo = arg;
-	struct sring *r, *next;
+	struct pring *r, *next;
 	struct timespec ts;
 	uint64_t now, wake, planned = 0;
-	sigset_t all;
 	int stop, rc;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	(void)prctl(PR_SET_NAME, "traced-drain", 0, 0, 0);
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), wo->nice) == -1)
-		log_warn("drain thread: setpriority %d", wo->nice);
+	worker_self("traced-drain", wo->nice);
 	TAILQ_INIT(&dr.rings);
 
 	pthread_mutex_lock(&wo->lock);

@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "text.h"
-#include "traced.h"
+#include "fsdir.h"
 
 #define FSDIR_SYMLINKS_MAX	40
 

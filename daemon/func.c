@@ -38,9 +38,15 @@
 
 #include <event2/event.h>
 
+#include "dclock.h"
 #include "func.h"
+#include "index.h"
+#include "intake.h"
+#include "limits.h"
+#include "log.h"
+#include "outdir.h"
 #include "rule.h"
-#include "traced.h"
+#include "session.h"
 
 static struct rule *rules[2];
 static size_t nrules[2];
@@ -143,7 +149,7 @@ func_rule_add(int kind, const char *pattern, int on)
 uint64_t
 func_ticks_ns(const struct session *s, uint64_t ticks)
 {
-	uint64_t f = td->clk[s->clock].freq;
+	uint64_t f = dclock_get(s->clock)->freq;
 
 	if (f == 0 || f == 1000000000u)
 		return ticks;
@@ -418,8 +424,8 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 		    "which did not announce them", s->id, f->module);
 		return -1;
 	}
-	if (check_client_fd(dfd, f->desc_size, F_SEAL_SHRINK | F_SEAL_WRITE,
-	    &why) == -1 || check_client_fd(sfd, f->state_size, F_SEAL_SHRINK,
+	if (client_check_fd(dfd, f->desc_size, F_SEAL_SHRINK | F_SEAL_WRITE,
+	    &why) == -1 || client_check_fd(sfd, f->state_size, F_SEAL_SHRINK,
 	    &why) == -1) {
 		limits_logx(s->uid, "session %u: module %u: %s", s->id,
 		    f->module, why);
@@ -514,7 +520,7 @@ func_msg(struct session *s, const struct wire_msg *m, const int *fds)
 		/* It cannot have carried out one we did not send. */
 		if (fn->stats.gen <= fn->gen)
 			fn->acked = fn->stats.gen;
-		control_wait_check();
+		client_changed();
 		return 0;
 	default:
 		return -1;
@@ -544,7 +550,7 @@ func_session_apply(struct session *s, int force)
 		if (!md->has_funcs)
 			continue;
 		for (k = 0; k < md->tab.n; k++) {
-			uint8_t want = !td->paused &&
+			uint8_t want = !outdir_paused() &&
 			    func_on(md, md->tab.e[k].name);
 
 			if (md->state[k] != want) {
@@ -582,7 +588,7 @@ func_apply_all(void)
 {
 	struct session *s;
 
-	TAILQ_FOREACH(s, &td->sessions, entry)
+	TAILQ_FOREACH(s, &sessions, entry)
 		(void)func_session_apply(s, 0);
 }
 

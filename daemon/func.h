@@ -4,8 +4,9 @@
  *
  * Function tracing in the daemon (DESIGN.md section 14): what a session
  * knows of its process's loaded objects, instrumented functions and
- * tracers (func.c), the trace-func and tracer rules, and the commands
- * that show and change them (cmd-func.c).  Daemon-internal; loop thread.
+ * tracers (func.c), and the trace-func and tracer rules (the commands
+ * that show and change them are cmd-func.c's, in cmd.h).
+ * Daemon-internal; loop thread.
  */
 #ifndef TRACED_DAEMON_FUNC_H
 #define TRACED_DAEMON_FUNC_H
@@ -17,7 +18,6 @@
 #include "wire.h"
 
 struct session;
-struct reply;
 struct wire_msg;
 
 #define FUNC_RULE_FUNC		0	/* trace-func PATTERN on|off */
@@ -75,11 +75,5 @@ int	func_name_match(const char *pattern, const struct smodule *m,
 	    const char *name);
 uint64_t func_bucket_ns(const struct session *s, int bucket);
 uint64_t func_ticks_ns(const struct session *s, uint64_t ticks);
-
-/* cmd-func.c */
-int	cmd_trace_func_exec(struct reply *r, int argc, char **argv);
-int	cmd_tracer_exec(struct reply *r, int argc, char **argv);
-int	cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv);
-int	cmd_info_tracers_exec(struct reply *r, int argc, char **argv);
 
 #endif /* TRACED_DAEMON_FUNC_H */

@@ -59,10 +59,15 @@
 #include <sqlite3.h>
 
 #include "cause.h"
-#include "traced.h"
+#include "config.h"
+#include "dclock.h"
+#include "index.h"
+#include "log.h"
+#include "outdir.h"
+#include "repair.h"
+#include "text.h"
 
 #define INDEX_BUSY_MS		100	/* an outside reader or writer */
-#define INDEX_CMDLINE_MAX	4096	/* bytes of /proc/PID/cmdline kept */
 #define INDEX_WARN_NS		(60 * UINT64_C(1000000000))
 
 /*
@@ -276,6 +281,14 @@ struct index {
 	struct event	*ev_batch;	/* every INDEX_BATCH_MS */
 	struct event	*ev_commit;	/* the end of this loop turn */
 	uint64_t	 warn_next;	/* ns, CLOCK_MONOTONIC */
+	struct event_base *base;	/* borrowed: the loop's */
+	char		*state_dir;	/* owned: for messages */
+	char		*state_at;	/* owned: the same, through its
+					   descriptor when it can be */
+	struct rule	*rules;		/* loaded at open, for the caller */
+	size_t		 nrules;
+	struct index_writer writer;	/* who writes the live sessions */
+	uint32_t	 next_session;	/* after the index's last */
 };
 
 static struct index ix = { .lock_fd = -1 };
@@ -284,67 +297,12 @@ static struct index ix = { .lock_fd = -1 };
 static const char *
 ix_state_at(void)
 {
-	return td->state_at[0] != '\0' ? td->state_at : td->cfg.state_dir;
+	return ix.state_at != NULL ? ix.state_at : ix.state_dir;
 }
 
-static int	index_commit(void);
+static int	ix_open(void);
 
 /* ---- helpers ------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t need, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] < 0xc2)
-		return 0;
-	if (s[0] < 0xe0)
-		need = 1;
-	else if (s[0] < 0xf0) {
-		need = 2;
-		if (s[0] == 0xe0)
-			lo = 0xa0;
-		if (s[0] == 0xed)
-			hi = 0x9f;
-	} else if (s[0] < 0xf5) {
-		need = 3;
-		if (s[0] == 0xf0)
-			lo = 0x90;
-		if (s[0] == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (n < need + 1 || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i <= need; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return need + 1;
-}
-
-/*
- * Make s (n bytes) printable, valid UTF-8 in place: control characters
- * and bytes that are not UTF-8 become '?'.  What the index stores comes
- * from processes (names, paths, command lines) and goes out as JSON.
- */
-static void
-text_clean(char *s, size_t n)
-{
-	unsigned char *u = (unsigned char *)s;
-	size_t i, k;
-
-	for (i = 0; i < n; i += k) {
-		k = utf8_len(u + i, n - i);
-		if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
-			u[i] = '?';
-			k = 1;
-		}
-	}
-}
 
 static void
 ix_warn(const char *what)
@@ -605,7 +563,7 @@ rule_push(struct rule **rules, size_t *n, const char *pattern, int on)
 
 /*
  * The rules file of older daemons (<state-dir>/rules: "on|off PATTERN"
- * lines) into td->rules.  1 if there was one, 0 if not, -1 on error.
+ * lines) into ix.rules.  1 if there was one, 0 if not, -1 on error.
  */
 static int
 rules_file_read(const char *path)
@@ -640,7 +598,7 @@ rules_file_read(const char *path)
 			    "'off PATTERN'; line ignored", path, lineno);
 			continue;
 		}
-		if (*pat == '\0' || rule_push(&td->rules, &td->nrules, pat,
+		if (*pat == '\0' || rule_push(&ix.rules, &ix.nrules, pat,
 		    on) == -1)
 			log_warnx("%s:%u: line ignored", path, lineno);
 	}
@@ -685,7 +643,7 @@ ix_rules_load(sqlite3 *db)
 	snprintf(done, sizeof(done), "%s/rules.imported", ix_state_at());
 	if (rules_file_read(path) == 1) {
 		if (script(db, "BEGIN IMMEDIATE") == -1 ||
-		    rules_write(db, td->rules, td->nrules) == -1 ||
+		    rules_write(db, ix.rules, ix.nrules) == -1 ||
 		    script(db, "COMMIT") == -1) {
 			log_warnx("index %s: importing %s: %s", ix.path, path,
 			    sqlite3_errmsg(db));
@@ -695,15 +653,15 @@ ix_rules_load(sqlite3 *db)
 		if (rename(path, done) == -1)
 			log_warn("rename %s", path);
 		log_info("index: %zu rules imported from %s (now %s)",
-		    td->nrules, path, done);
+		    ix.nrules, path, done);
 		return 0;
 	}
 	if (sqlite3_prepare_v2(db, "SELECT pattern, state FROM rules ORDER BY "
 	    "pos", -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (col_text(st, 0) != NULL && rule_push(&td->rules,
-		    &td->nrules, col_text(st, 0), sqlite3_column_int(st, 1)) ==
+		if (col_text(st, 0) != NULL && rule_push(&ix.rules,
+		    &ix.nrules, col_text(st, 0), sqlite3_column_int(st, 1)) ==
 		    -1)
 			rc = SQLITE_NOMEM;
 	sqlite3_finalize(st);
@@ -725,7 +683,7 @@ static int
 ix_prune(sqlite3 *db)
 {
 	uint64_t now = now_ns(CLOCK_REALTIME);
-	uint64_t age = td->cfg.limit[LIMIT_INDEX_DAYS] * 86400 *
+	uint64_t age = cfg.limit[LIMIT_INDEX_DAYS] * 86400 *
 	    UINT64_C(1000000000);
 	sqlite3_stmt *st = NULL;
 	int n;
@@ -742,7 +700,7 @@ ix_prune(sqlite3 *db)
 		goto rollback;
 	bind_u64(st, 1, now > age ? now - age : 0);
 	sqlite3_bind_int64(st, 2,
-	    (int64_t)td->cfg.limit[LIMIT_INDEX_SESSIONS]);
+	    (int64_t)cfg.limit[LIMIT_INDEX_SESSIONS]);
 	sqlite3_bind_int(st, 3, INDEX_PRUNE_BATCH);
 	if (step_done(st) == -1)
 		goto rollback;
@@ -771,8 +729,8 @@ ix_prune(sqlite3 *db)
 		log_info("index %s: forgot %d ended session%s (older than "
 		    "%llu days, or beyond the newest %llu: index-max-age, "
 		    "index-max-sessions)", ix.path, n, n == 1 ? "" : "s",
-		    (unsigned long long)td->cfg.limit[LIMIT_INDEX_DAYS],
-		    (unsigned long long)td->cfg.limit[LIMIT_INDEX_SESSIONS]);
+		    (unsigned long long)cfg.limit[LIMIT_INDEX_DAYS],
+		    (unsigned long long)cfg.limit[LIMIT_INDEX_SESSIONS]);
 	return n;
 rollback:
 	log_warnx("index %s: pruning: %s", ix.path, sqlite3_errmsg(db));
@@ -863,7 +821,7 @@ ix_start(sqlite3 *db)
 		goto rollback;
 	sqlite3_bind_int64(st, 1, ix.run);
 	bind_u64(st, 2, now);
-	bind_text(st, 3, td->cfg.trace_dir);
+	bind_text(st, 3, outdir_path());
 	if (step_done(st) == -1) {
 		sqlite3_finalize(st);
 		goto rollback;
@@ -880,9 +838,8 @@ ix_start(sqlite3 *db)
 	/* Session ids go on from the last run's: one id, one session. */
 	if (once(db, "SELECT max(id) FROM sessions", &maxid) == -1)
 		goto fail;
-	if (maxid >= 0 && maxid < UINT32_MAX &&
-	    (uint32_t)maxid >= td->next_session)
-		td->next_session = (uint32_t)maxid + 1;
+	if (maxid >= 0 && maxid < UINT32_MAX)
+		ix.next_session = (uint32_t)maxid + 1;
 
 	if (ix_rules_load(db) == -1)
 		goto fail;
@@ -902,21 +859,46 @@ fail:
  * the state directory's lock, check the database if the last run did
  * not stop cleanly (a damaged one is set aside and replaced), migrate it
  * to INDEX_SCHEMA_VERSION, close the sessions a killed daemon left open
- * as "interrupted", record this run, make session ids continue the
- * index's, and load the enable rules into td->rules (importing the old
- * <state-dir>/rules file the first time).  Returns 0, or -1 (logged)
- * when the daemon must run without the index (the rules then come from
- * the old file if there is one).  Loop thread, once.
+ * as "interrupted", record this run, and load the enable rules
+ * (importing the old <state-dir>/rules file the first time).
+ * 'state_at' reaches the state directory through its descriptor (NULL:
+ * 'state_dir' itself); the loop's connection is made on first use, in
+ * 'base'.  The rules loaded go to *rules (the caller's to free) and the
+ * first session id that continues the index's to *next_session (1 when
+ * the index is new).  Returns 0, or -1 (logged) when the daemon must
+ * run without the index (the rules then come from the old file if
+ * there is one).  Loop thread, once.
  */
 int
-index_open(void)
+index_open(struct event_base *base, const char *state_dir,
+    const char *state_at, struct rule **rules, size_t *nrules,
+    uint32_t *next_session)
+{
+	int rc;
+
+	ix.base = base;
+	ix.next_session = 1;
+	if ((ix.state_dir = strdup(state_dir)) == NULL ||
+	    (state_at != NULL && (ix.state_at = strdup(state_at)) == NULL))
+		return -1;
+	rc = ix_open();
+	*rules = ix.rules;
+	*nrules = ix.nrules;
+	*next_session = ix.next_session;
+	ix.rules = NULL;
+	ix.nrules = 0;
+	return rc;
+}
+
+static int
+ix_open(void)
 {
 	char lock[PATH_MAX];
 	sqlite3 *db = NULL;
 	int64_t open_runs = 0, v;
 	int rc;
 
-	if (asprintf(&ix.path, "%s/%s", td->cfg.state_dir, INDEX_FILE) ==
+	if (asprintf(&ix.path, "%s/%s", ix.state_dir, INDEX_FILE) ==
 	    -1) {
 		ix.path = NULL;
 		return -1;
@@ -973,7 +955,7 @@ without:
 	sqlite3_close(db);
 	log_warnx("running without the session index: 'info sessions' cannot "
 	    "answer and rule changes are not kept");
-	if (td->nrules == 0) {
+	if (ix.nrules == 0) {
 		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/rules", ix_state_at());
@@ -1011,9 +993,9 @@ ix_db(void)
 		ix.usable = 0;
 		return NULL;
 	}
-	if (td->base != NULL) {
-		ix.ev_commit = event_new(td->base, -1, 0, ix_commit_cb, NULL);
-		ix.ev_batch = event_new(td->base, -1, EV_PERSIST, ix_batch_cb,
+	if (ix.base != NULL) {
+		ix.ev_commit = event_new(ix.base, -1, 0, ix_commit_cb, NULL);
+		ix.ev_batch = event_new(ix.base, -1, EV_PERSIST, ix_batch_cb,
 		    NULL);
 		if (ix.ev_batch != NULL)
 			event_add(ix.ev_batch, &tv);
@@ -1040,10 +1022,10 @@ ix_stmt(int which)
 /*
  * Open a transaction if none is.  It commits when the caller says
  * (index_commit()) or, at the latest, at the end of this loop turn.
- * 0 or -1.
+ * 0, or -1 (no index, or it cannot be written).
  */
-static int
-ix_begin(void)
+int
+index_begin(void)
 {
 	sqlite3_stmt *st;
 
@@ -1061,36 +1043,23 @@ ix_begin(void)
 }
 
 /*
- * A write of this transaction failed: what it held will be written
- * again, whole, by the next batch.
+ * A write of this transaction failed ('what' was being written, for the
+ * log): it is rolled back, and what it held written again, whole, by
+ * the next batch.
  */
-static void
-ix_failed(const char *what)
+void
+index_failed(const char *what)
 {
 	ix_warn(what);
 	ix.txn_failed = 1;
 }
 
-/* Every live session back to "write everything" after a lost commit. */
-static void
-ix_all_dirty(void)
-{
-	struct session *s;
-
-	TAILQ_FOREACH(s, &td->sessions, entry) {
-		s->index_dirty = 1;
-		if (s->ev_written != NULL)
-			memset(s->ev_written, 0,
-			    s->nev_counts * sizeof(*s->ev_written));
-	}
-}
-
 /*
  * Commit the open transaction, if any, or roll it back if a write of it
- * failed (everything is then written again by the next batch).  0 if
+ * failed (the writer then writes everything again: its lost()).  0 if
  * what it held is in the database, -1 if not.
  */
-static int
+int
 index_commit(void)
 {
 	sqlite3_stmt *st;
@@ -1105,172 +1074,149 @@ index_commit(void)
 		ix_warn("commit");
 	if ((st = ix_stmt(ST_ROLLBACK)) != NULL)
 		(void)step_done(st);
-	ix_all_dirty();
+	if (ix.writer.lost != NULL)
+		ix.writer.lost(ix.writer.arg);
 	return -1;
 }
 
 /* ---- writing sessions --------------------------------------------- */
 
-static const char *
-ring_state(const struct session *s, const struct sring *r)
-{
-	if (r->quarantined)
-		return "refused";
-	if (r->finished)
-		return "finished";
-	return s->closing ? "closed" : "active";
-}
-
-/* Provider, event name and id of class number 'cls' of a session. */
-static const struct sprov *
-event_of(const struct session *s, uint32_t cls, const char **name,
-    uint32_t *id)
-{
-	uint32_t i;
-
-	for (i = 0; i < s->nprovs; i++) {
-		const struct sprov *p = s->provs[i];
-
-		if (cls >= p->cls && cls - p->cls < p->nevents) {
-			*name = p->d->tf.events[cls - p->cls].name;
-			*id = p->id_base + (cls - p->cls);
-			return p;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Write a session, its threads, drops, streams and the per-event counts
- * that changed, in the open transaction.  'ended' is 0 while it runs.
- * 0 or -1.
- */
-static int
-ix_write_session(struct session *s, uint64_t now, uint64_t ended)
-{
-	sqlite3_stmt *st;
-	const struct sring *r;
-	const char *base, *ename;
-	uint64_t events = 0, lost = s->lost_disconnected;
-	uint32_t i;
-	int c;
-
-	TAILQ_FOREACH(r, &s->rings, entry) {
-		events += r->events;
-		for (c = 0; c < TRACED_DROP_NCAUSES; c++)
-			lost += r->lost[c];
-	}
-	base = strrchr(s->exe, '/');
-	base = s->exe[0] != '\0' ? (base != NULL ? base + 1 : s->exe) :
-	    s->comm;
-	if ((st = ix_stmt(ST_SESSION_PUT)) == NULL)
-		return -1;
-	sqlite3_bind_int64(st, 1, s->id);
-	sqlite3_bind_int64(st, 2, ix.run);
-	sqlite3_bind_int64(st, 3, s->pid);
-	sqlite3_bind_int64(st, 4, s->uid);
-	sqlite3_bind_int64(st, 5, s->gid);
-	bind_text(st, 6, s->comm);
-	bind_text(st, 7, base);
-	bind_text(st, 8, s->exe[0] != '\0' ? s->exe : NULL);
-	bind_text(st, 9, s->cmdline);
-	bind_text(st, 10, s->welcomed ? td->clk[s->clock].name : NULL);
-	bind_text(st, 11, s->dir);
-	bind_u64(st, 12, s->started);
-	bind_u64(st, 13, now);
-	if (ended) {
-		bind_u64(st, 14, ended);
-		bind_text(st, 15, s->how != NULL ? s->how : "exited");
-	}
-	bind_u64(st, 16, events);
-	bind_u64(st, 17, lost);
-	bind_u64(st, 18, s->lost_disconnected);
-	if (step_done(st) == -1)
-		return -1;
-
-	TAILQ_FOREACH(r, &s->rings, entry) {
-		if ((st = ix_stmt(ST_THREAD_PUT)) == NULL)
-			return -1;
-		sqlite3_bind_int64(st, 1, s->id);
-		sqlite3_bind_int64(st, 2, r->index);
-		sqlite3_bind_int64(st, 3, r->tid);
-		bind_u64(st, 4, traced_ring_size(r->order));
-		bind_u64(st, 5, r->events);
-		bind_u64(st, 6, r->bytes);
-		bind_u64(st, 7, r->lost_records);
-		bind_text(st, 8, ring_state(s, r));
-		if (step_done(st) == -1)
-			return -1;
-		for (c = 0; c < TRACED_DROP_NCAUSES; c++) {
-			if (r->lost[c] == 0)
-				continue;
-			if ((st = ix_stmt(ST_DROP_PUT)) == NULL)
-				return -1;
-			sqlite3_bind_int64(st, 1, s->id);
-			sqlite3_bind_int64(st, 2, r->index);
-			bind_text(st, 3, traced_cause_name(c));
-			bind_u64(st, 4, r->lost[c]);
-			if (step_done(st) == -1)
-				return -1;
-		}
-		if (r->stream_path != NULL) {
-			if ((st = ix_stmt(ST_STREAM_PUT)) == NULL)
-				return -1;
-			sqlite3_bind_int64(st, 1, s->id);
-			bind_text(st, 2, r->stream_path);
-			sqlite3_bind_int64(st, 3, r->index);
-			sqlite3_bind_int64(st, 4, r->tid);
-			bind_u64(st, 5, now);
-			if (step_done(st) == -1)
-				return -1;
-		}
-	}
-
-	for (i = 0; i < s->nev_counts; i++) {
-		const struct sprov *p;
-		uint32_t id;
-
-		if (s->ev_counts[i] == s->ev_written[i])
-			continue;
-		if ((p = event_of(s, i, &ename, &id)) == NULL)
-			continue;
-		if ((st = ix_stmt(ST_EVENT_PUT)) == NULL)
-			return -1;
-		sqlite3_bind_int64(st, 1, s->id);
-		sqlite3_bind_int64(st, 2, id);
-		bind_text(st, 3, p->name);
-		bind_text(st, 4, ename);
-		bind_u64(st, 5, s->ev_counts[i]);
-		if (step_done(st) == -1)
-			return -1;
-		s->ev_written[i] = s->ev_counts[i];
-	}
-	s->index_dirty = 0;
-	return 0;
-}
-
-/* Write every dirty session now, in one transaction. */
+/* Write what changed in the live sessions: the writer's, and commit. */
 static int
 ix_flush(void)
 {
-	struct session *s;
-	uint64_t now = now_ns(CLOCK_REALTIME);
 	int rc = 0;
 
-	TAILQ_FOREACH(s, &td->sessions, entry) {
-		if (!s->index_dirty || s->dirfd == -1)
-			continue;
-		if (ix_begin() == -1)
-			return -1;
-		if (ix_write_session(s, now, 0) == -1) {
-			ix_failed("writing sessions");
-			rc = -1;
-			break;
-		}
-	}
+	if (ix.writer.flush != NULL && ix.writer.flush(ix.writer.arg) == -1)
+		rc = -1;
 	if (index_commit() == -1)
 		rc = -1;
 	return rc;
+}
+
+/*
+ * Who writes the live sessions (record.c): flush() every INDEX_BATCH_MS
+ * and when asked (index_sync()), lost() after a commit failed.  Once,
+ * at start.
+ */
+void
+index_set_writer(const struct index_writer *w)
+{
+	ix.writer = *w;
+}
+
+/*
+ * Is the index there to write to?  The first call starts the batch
+ * timer.
+ */
+int
+index_ready(void)
+{
+	return ix_db() != NULL;
+}
+
+/*
+ * A session's row (row->ended 0 while it runs; its how with its end),
+ * as of 'now' (ns, CLOCK_REALTIME), in the open transaction
+ * (index_begin()).  0, or -1 (index_failed() is the caller's to say).
+ */
+int
+index_put_session(const struct index_session *row, uint64_t now)
+{
+	sqlite3_stmt *st;
+
+	if ((st = ix_stmt(ST_SESSION_PUT)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, row->id);
+	sqlite3_bind_int64(st, 2, ix.run);
+	sqlite3_bind_int64(st, 3, row->pid);
+	sqlite3_bind_int64(st, 4, row->uid);
+	sqlite3_bind_int64(st, 5, row->gid);
+	bind_text(st, 6, row->comm);
+	bind_text(st, 7, row->name);
+	bind_text(st, 8, row->exe);
+	bind_text(st, 9, row->cmdline);
+	bind_text(st, 10, row->clock);
+	bind_text(st, 11, row->dir);
+	bind_u64(st, 12, row->started);
+	bind_u64(st, 13, now);
+	if (row->ended != 0) {
+		bind_u64(st, 14, row->ended);
+		bind_text(st, 15, row->how != NULL ? row->how : "exited");
+	}
+	bind_u64(st, 16, row->events);
+	bind_u64(st, 17, row->lost);
+	bind_u64(st, 18, row->lost_before_connect);
+	return step_done(st);
+}
+
+/*
+ * A thread of session 'id', with its losses by cause, in the open
+ * transaction.  0 or -1.
+ */
+int
+index_put_thread(uint32_t id, const struct index_thread *t)
+{
+	sqlite3_stmt *st;
+	int c;
+
+	if ((st = ix_stmt(ST_THREAD_PUT)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, t->ring);
+	sqlite3_bind_int64(st, 3, t->tid);
+	bind_u64(st, 4, t->ring_size);
+	bind_u64(st, 5, t->events);
+	bind_u64(st, 6, t->bytes);
+	bind_u64(st, 7, t->lost_records);
+	bind_text(st, 8, t->state);
+	if (step_done(st) == -1)
+		return -1;
+	for (c = 0; c < TRACED_DROP_NCAUSES; c++) {
+		if (t->lost[c] == 0)
+			continue;
+		if ((st = ix_stmt(ST_DROP_PUT)) == NULL)
+			return -1;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, t->ring);
+		bind_text(st, 3, traced_cause_name(c));
+		bind_u64(st, 4, t->lost[c]);
+		if (step_done(st) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* A stream file of session 'id' (kept once), in the open transaction. */
+int
+index_put_stream(uint32_t id, const struct index_stream *m)
+{
+	sqlite3_stmt *st;
+
+	if ((st = ix_stmt(ST_STREAM_PUT)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	bind_text(st, 2, m->path);
+	sqlite3_bind_int64(st, 3, m->ring);
+	sqlite3_bind_int64(st, 4, m->tid);
+	bind_u64(st, 5, m->seen);
+	return step_done(st);
+}
+
+/* An event's count in session 'id', in the open transaction. */
+int
+index_put_event(uint32_t id, const struct index_event *e)
+{
+	sqlite3_stmt *st;
+
+	if ((st = ix_stmt(ST_EVENT_PUT)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, e->id);
+	bind_text(st, 3, e->provider);
+	bind_text(st, 4, e->name);
+	bind_u64(st, 5, e->count);
+	return step_done(st);
 }
 
 static void
@@ -1290,147 +1236,6 @@ ix_batch_cb(int fd, short what, void *arg)
 		next_prune = now + (n == INDEX_PRUNE_BATCH ?
 		    INDEX_BATCH_MS * UINT64_C(1000000) : INDEX_PRUNE_NS);
 	}
-}
-
-/*
- * A session was accepted: note its executable (readlink /proc/PID/exe)
- * and command line (/proc/PID/cmdline, arguments quoted where needed and
- * joined by spaces, at most INDEX_CMDLINE_MAX bytes).  Either may be
- * unreadable (another user's process, or one already gone): it stays
- * unknown.  The session reaches the index with the next batch.  Loop
- * thread.
- */
-void
-index_session_start(struct session *s)
-{
-	char path[64], *out;
-	char buf[INDEX_CMDLINE_MAX > PATH_MAX ? INDEX_CMDLINE_MAX : PATH_MAX];
-	ssize_t n;
-	size_t i, o, start;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)s->pid);
-	n = readlink(path, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		text_clean(buf, (size_t)n);
-		if ((size_t)n < sizeof(s->exe))
-			memcpy(s->exe, buf, (size_t)n + 1);
-		else	/* keep the file name whole */
-			snprintf(s->exe, sizeof(s->exe), "...%s",
-			    buf + n - (sizeof(s->exe) - 4));
-	}
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)s->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	n = fd != -1 ? read(fd, buf, INDEX_CMDLINE_MAX) : -1;
-	if (fd != -1)
-		close(fd);
-	/* Quoted, one argument may take up to 4 bytes per byte, + " ...". */
-	if (n > 0 && (out = malloc((size_t)n * 4 + 8)) != NULL) {
-		o = 0;
-		for (start = 0; start < (size_t)n; start = i + 1) {
-			int quote = 0;
-
-			for (i = start; i < (size_t)n && buf[i] != '\0'; i++)
-				if (strchr(" \t\"'\\$`*?[]{}()<>|&;#~!", buf[i])
-				    != NULL)
-					quote = 1;
-			if (o > 0)
-				out[o++] = ' ';
-			if (i == start)
-				quote = 1;	/* an empty argument */
-			if (quote)
-				out[o++] = '\'';
-			for (; start < i; start++) {
-				if (quote && buf[start] == '\'') {
-					memcpy(out + o, "'\\''", 4);
-					o += 4;
-				} else
-					out[o++] = buf[start];
-			}
-			if (quote)
-				out[o++] = '\'';
-		}
-		if (n == INDEX_CMDLINE_MAX) {
-			memcpy(out + o, " ...", 4);
-			o += 4;
-		}
-		out[o] = '\0';
-		text_clean(out, o);
-		free(s->cmdline);
-		s->cmdline = out;
-	}
-	s->index_dirty = 1;
-	(void)ix_db();		/* the batch timer runs from now on */
-}
-
-/* Something about s changed (HELLO, a ring, a new directory). */
-void
-index_session_changed(struct session *s)
-{
-	s->index_dirty = 1;
-}
-
-/*
- * A drain of one of s's rings came back: add its events per class (n
- * pairs, only the classes it saw) to the session's and mark it for the
- * next batch.  Loop thread.
- */
-void
-index_session_counts(struct session *s, const struct cls_count *counts,
-    uint32_t n)
-{
-	uint64_t *c, *w;
-	uint32_t i, want = s->nclasses;
-
-	s->index_dirty = 1;
-	if (n > 0 && want > s->nev_counts) {
-		c = reallocarray(s->ev_counts, want, sizeof(*c));
-		if (c == NULL)
-			return;
-		s->ev_counts = c;
-		w = reallocarray(s->ev_written, want, sizeof(*w));
-		if (w == NULL)
-			return;
-		s->ev_written = w;
-		memset(c + s->nev_counts, 0,
-		    (want - s->nev_counts) * sizeof(*c));
-		memset(w + s->nev_counts, 0,
-		    (want - s->nev_counts) * sizeof(*w));
-		s->nev_counts = want;
-	}
-	for (i = 0; i < n; i++)
-		if (counts[i].cls < s->nev_counts)
-			s->ev_counts[counts[i].cls] += counts[i].n;
-}
-
-/*
- * s has ended (every ring drained, its books closed): write its final
- * counts and how it ended (s->how, "exited" if not set) now; the
- * transaction commits at the end of this loop turn.  Loop thread.
- */
-void
-index_session_end(struct session *s)
-{
-	uint64_t now = now_ns(CLOCK_REALTIME);
-
-	if (ix_db() == NULL || ix_begin() == -1)
-		return;
-	if (ix_write_session(s, now, now) == -1)
-		ix_failed("recording the end of a session");
-}
-
-/* Free what index.c keeps in a session. */
-void
-index_session_free(struct session *s)
-{
-	free(s->cmdline);
-	free(s->ev_counts);
-	free(s->ev_written);
-	s->cmdline = NULL;
-	s->ev_counts = s->ev_written = NULL;
-	s->nev_counts = 0;
 }
 
 /*
@@ -1460,7 +1265,7 @@ index_rules_save(const struct rule *rules, size_t n)
 		log_warnx("the rules cannot be saved: no session index");
 		return -1;
 	}
-	if (ix_begin() == -1)
+	if (index_begin() == -1)
 		return -1;
 	if ((st = ix_stmt(ST_RULES_CLEAR)) == NULL || step_done(st) == -1)
 		goto fail;
@@ -1492,7 +1297,7 @@ index_trace_dir_set(const char *path, const char *how)
 {
 	sqlite3_stmt *st;
 
-	if (ix_db() == NULL || ix_begin() == -1)
+	if (ix_db() == NULL || index_begin() == -1)
 		return -1;
 	if ((st = ix_stmt(ST_TRACE_DIR_PUT)) == NULL)
 		return -1;
@@ -1501,7 +1306,7 @@ index_trace_dir_set(const char *path, const char *how)
 	bind_text(st, 3, path);
 	bind_text(st, 4, how);
 	if (step_done(st) == -1) {
-		ix_failed("recording trace-file set");
+		index_failed("recording trace-file set");
 		return -1;
 	}
 	return 0;
@@ -1540,6 +1345,9 @@ index_close(void)
 		close(ix.lock_fd);
 	free(ix.path);
 	free(ix.at);
+	free(ix.state_dir);
+	free(ix.state_at);
+	free(ix.rules);
 	memset(&ix, 0, sizeof(ix));
 	ix.lock_fd = -1;
 }
@@ -1699,14 +1507,14 @@ index_session_get(uint32_t id, const struct index_visitor *v)
 			if ((c = cause_index(col_text(sd, 0))) >= 0)
 				s.lost_by_cause[c] = col_u64(sd, 1);
 		sqlite3_reset(sd);
-		if (v->session != NULL)
-			v->session(v->arg, &s);
+		if (v->on_session != NULL)
+			v->on_session(v->arg, &s);
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW)
 		return rc == SQLITE_DONE ? 0 : -1;
 
-	if (v->thread != NULL && (st = ix_stmt(ST_THREADS_GET)) != NULL) {
+	if (v->on_thread != NULL && (st = ix_stmt(ST_THREADS_GET)) != NULL) {
 		sqlite3_bind_int64(st, 1, id);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			memset(&t, 0, sizeof(t));
@@ -1727,29 +1535,29 @@ index_session_get(uint32_t id, const struct index_visitor *v)
 				}
 				sqlite3_reset(sd);
 			}
-			v->thread(v->arg, &t);
+			v->on_thread(v->arg, &t);
 		}
 		sqlite3_reset(st);
 	}
-	if (v->stream != NULL && (st = ix_stmt(ST_STREAMS_GET)) != NULL) {
+	if (v->on_stream != NULL && (st = ix_stmt(ST_STREAMS_GET)) != NULL) {
 		sqlite3_bind_int64(st, 1, id);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			m.ring = (uint32_t)sqlite3_column_int64(st, 0);
 			m.tid = (pid_t)sqlite3_column_int64(st, 1);
 			m.path = col_text(st, 2);
 			m.seen = col_u64(st, 3);
-			v->stream(v->arg, &m);
+			v->on_stream(v->arg, &m);
 		}
 		sqlite3_reset(st);
 	}
-	if (v->event != NULL && (st = ix_stmt(ST_EVENTS_GET)) != NULL) {
+	if (v->on_event != NULL && (st = ix_stmt(ST_EVENTS_GET)) != NULL) {
 		sqlite3_bind_int64(st, 1, id);
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			e.id = (uint32_t)sqlite3_column_int64(st, 0);
 			e.provider = col_text(st, 1);
 			e.name = col_text(st, 2);
 			e.count = col_u64(st, 3);
-			v->event(v->arg, &e);
+			v->on_event(v->arg, &e);
 		}
 		sqlite3_reset(st);
 	}
@@ -1772,7 +1580,7 @@ index_func_rules_save(const char *kind, const struct rule *rules, size_t n)
 		    kind);
 		return -1;
 	}
-	if (ix_begin() == -1)
+	if (index_begin() == -1)
 		return -1;
 	if (sqlite3_prepare_v2(ix.db, "DELETE FROM func_rules WHERE kind = ?1",
 	    -1, &st, NULL) != SQLITE_OK)

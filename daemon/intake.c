@@ -26,19 +26,15 @@
  * A job owns its inputs (copies, or references the loop keeps alive
  * until done() runs) and touches no daemon state in work().
  */
-#include <errno.h>
 #include <pthread.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
-#include "traced.h"
+#include "intake.h"
+#include "worker.h"
 
 static struct {
 	pthread_mutex_t	 lock;
@@ -62,15 +58,10 @@ static void *
 intake_main(void *arg)
 {
 	struct intake_job *j;
-	sigset_t all;
 	uint64_t one = 1;
 
 	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	(void)prctl(PR_SET_NAME, "traced-intake", 0, 0, 0);
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), ik.nice) == -1)
-		log_warn("intake thread: setpriority %d", ik.nice);
+	worker_self("traced-intake", ik.nice);
 	pthread_mutex_lock(&ik.lock);
 	for (;;) {
 		while (!ik.stop && ik.todo == NULL)
@@ -115,42 +106,6 @@ intake_done_cb(int fd, short what, void *arg)
 	}
 }
 
-/*
- * A thread of the daemon that reports to the loop: an eventfd in *efd
- * that the loop watches (*ev, calling cb), and the thread, running
- * main with every signal blocked from birth.  'what' names it in the
- * log.  0, or -1 (logged).  Loop thread.
- */
-int
-loop_worker_start(struct event_base *base, const char *what,
-    void *(*main)(void *), void (*cb)(int, short, void *), int *efd,
-    struct event **ev, pthread_t *th)
-{
-	sigset_t all, old;
-	int rc;
-
-	*efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (*efd == -1) {
-		log_warn("%s: eventfd", what);
-		return -1;
-	}
-	*ev = event_new(base, *efd, EV_READ | EV_PERSIST, cb, NULL);
-	if (*ev == NULL || event_add(*ev, NULL) == -1) {
-		log_warnx("%s: cannot watch its eventfd", what);
-		return -1;
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(th, NULL, main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		log_warnx("%s: cannot start its thread: %s", what,
-		    strerror(rc));
-		return -1;
-	}
-	return 0;
-}
-
 /* Start the thread at niceness 'nice'.  0, or -1 (logged).  Loop
  * thread, once. */
 int
@@ -159,7 +114,7 @@ intake_start(struct event_base *base, int nice)
 	ik.nice = nice;
 	ik.todo_tail = &ik.todo;
 	ik.done_tail = &ik.done;
-	if (loop_worker_start(base, "intake", intake_main, intake_done_cb,
+	if (worker_start(base, "intake", intake_main, NULL, intake_done_cb,
 	    &ik.efd, &ik.ev, &ik.thread) == -1)
 		return -1;
 	ik.running = 1;

@@ -35,7 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "traced.h"
+#include "dclock.h"
+#include "limits.h"
+#include "log.h"
 
 #define LIMITS_BUCKETS		64
 #define LIMITS_FD_RESERVE	256
@@ -119,7 +121,7 @@ limits_init(void)
 static int
 limits_privileged(uid_t uid)
 {
-	return uid == 0 || uid == td->uid;
+	return uid == 0 || uid == geteuid();
 }
 
 /*
@@ -132,7 +134,7 @@ limits_take(uid_t uid, int l, uint64_t n, unsigned fds, char *why,
     size_t whysize)
 {
 	struct uidacct *a = uidacct_find(uid, 1);
-	uint64_t max = td->cfg.limit[l];
+	uint64_t max = cfg.limit[l];
 
 	if (a == NULL) {
 		snprintf(why, whysize, "out of memory");

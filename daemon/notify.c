@@ -16,9 +16,10 @@
  * STATUS reads "3 sessions, 12345 events/s, 0 lost": the rate and the
  * running total of lost events come from counters the loop keeps anyway
  * (each ring's events and lost[]), summed by a walk of the rings once
- * per status.  Nothing is added to the drain path.  A session that ended
- * since the last status is counted from its final numbers in td->ended,
- * so the totals do not fall back when a process exits.
+ * per status (notify_init()'s count callback).  Nothing is added to the
+ * drain path.  A session that ended since the last status is counted
+ * from its final numbers, so the totals do not fall back when a process
+ * exits.
  *
  * Loop thread only.
  */
@@ -31,7 +32,9 @@
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
-#include "traced.h"
+#include "dclock.h"
+#include "log.h"
+#include "notify.h"
 
 #define STATUS_INTERVAL_S	2
 
@@ -45,55 +48,27 @@ static struct {
 	uint64_t	 live_lost;
 	uint64_t	 lost;		/* since start */
 	uint64_t	 rate;		/* events/s over the last interval */
+	notify_count_cb	 count;		/* the caller's: what to say */
 } nt;
-
-/* Events and lost events of a session so far. */
-static void
-session_counts(const struct session *s, uint64_t *events, uint64_t *lost)
-{
-	const struct sring *r;
-	int i;
-
-	*lost += s->lost_disconnected;
-	TAILQ_FOREACH(r, &s->rings, entry) {
-		*events += r->events;
-		for (i = 0; i < TRACED_DROP_NCAUSES; i++)
-			*lost += r->lost[i];
-	}
-}
 
 /* Update the rate and the total of lost events. */
 static void
-sample(void)
+sample(struct notify_counts *c)
 {
-	const struct session *s;
-	const struct ended *e;
-	uint64_t now = now_ns(CLOCK_REALTIME), ev = 0, lost = 0;
-	uint64_t gone_ev = 0, gone_lost = 0, d;
-	uint32_t i;
-	int j;
+	uint64_t now = now_ns(CLOCK_REALTIME), d;
 
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		session_counts(s, &ev, &lost);
-	TAILQ_FOREACH(e, &td->ended, entry) {
-		if (e->ended_at <= nt.last)
-			continue;
-		gone_lost += e->lost_disconnected;
-		for (i = 0; i < e->nthreads; i++) {
-			gone_ev += e->threads[i].events;
-			for (j = 0; j < TRACED_DROP_NCAUSES; j++)
-				gone_lost += e->threads[i].lost[j];
-		}
-	}
-	/* Never negative: more than ENDED_KEEP sessions may have gone. */
-	d = ev + gone_ev > nt.live_events ? ev + gone_ev - nt.live_events : 0;
+	memset(c, 0, sizeof(*c));
+	nt.count(c, nt.last);
+	/* Never negative: more sessions may have gone than are kept. */
+	d = c->events + c->gone_events > nt.live_events ? c->events +
+	    c->gone_events - nt.live_events : 0;
 	if (nt.last != 0 && now > nt.last)
 		nt.rate = (uint64_t)((long double)d * 1e9L /
 		    (long double)(now - nt.last) + 0.5L);
-	if (lost + gone_lost > nt.live_lost)
-		nt.lost += lost + gone_lost - nt.live_lost;
-	nt.live_events = ev;
-	nt.live_lost = lost;
+	if (c->lost + c->gone_lost > nt.live_lost)
+		nt.lost += c->lost + c->gone_lost - nt.live_lost;
+	nt.live_events = c->events;
+	nt.live_lost = c->lost;
 	nt.last = now;
 }
 
@@ -101,16 +76,13 @@ sample(void)
 static void
 send_status(const char *first)
 {
-	const struct session *s;
-	unsigned n = 0;
+	struct notify_counts c;
 
-	sample();
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		n++;
+	sample(&c);
 	sd_notifyf(0, "%s%sSTATUS=%s%u session%s, %" PRIu64 " events/s, %"
 	    PRIu64 " lost", first, first[0] != '\0' ? "\n" : "",
-	    td->paused ? "paused (trace-file off), " : "", n,
-	    n == 1 ? "" : "s", nt.rate, nt.lost);
+	    c.paused ? "paused (trace-file off), " : "", c.sessions,
+	    c.sessions == 1 ? "" : "s", nt.rate, nt.lost);
 }
 
 static void
@@ -144,10 +116,11 @@ watchdog_cb(int fd, short what, void *arg)
  * Under systemd, arm READY=1 for the loop's first turn (call it when
  * the listening sockets are watched, just before the loop runs), the
  * status timer and, when WATCHDOG_USEC is set for this process, the
- * watchdog.  Without NOTIFY_SOCKET, does nothing.
+ * watchdog; count() says what the status lines tell.  Without
+ * NOTIFY_SOCKET, does nothing.
  */
 void
-notify_init(struct event_base *base)
+notify_init(struct event_base *base, notify_count_cb count)
 {
 	struct timeval tv = { 0, 0 };
 	uint64_t usec = 0;
@@ -156,6 +129,7 @@ notify_init(struct event_base *base)
 	if (getenv("NOTIFY_SOCKET") == NULL)
 		return;
 	nt.on = 1;
+	nt.count = count;
 	nt.last = now_ns(CLOCK_REALTIME);
 	if ((nt.ready = evtimer_new(base, ready_cb, NULL)) == NULL ||
 	    evtimer_add(nt.ready, &tv) == -1)
@@ -208,15 +182,14 @@ notify_reloaded(void)
 void
 notify_stopping(void)
 {
-	const struct session *s;
-	unsigned n = 0;
+	struct notify_counts c;
 
 	if (!nt.on)
 		return;
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		n++;
+	memset(&c, 0, sizeof(c));
+	nt.count(&c, nt.last);
 	sd_notifyf(0, "STOPPING=1\nSTATUS=stopping: draining %u session%s",
-	    n, n == 1 ? "" : "s");
+	    c.sessions, c.sessions == 1 ? "" : "s");
 	if (nt.status != NULL)
 		event_del(nt.status);
 }

@@ -32,7 +32,10 @@
 #include <string.h>
 
 #include "text.h"
-#include "traced.h"
+#include "limits.h"
+#include "log.h"
+#include "pdesc.h"
+#include "state.h"
 
 #define PDESC_BUCKETS	256
 #define PDESC_MAX_BYTES	(16u << 20)	/* larger is no description */
@@ -244,11 +247,11 @@ pdesc_states(struct pdesc *d)
 {
 	size_t k;
 
-	if (d->on_gen != td->rules_gen) {
+	if (d->on_gen != state_rules_gen()) {
 		for (k = 0; k < d->tf.nevents; k++)
 			d->on[k] = (uint8_t)state_event_on(d->name,
 			    &d->tf.events[k]);
-		d->on_gen = td->rules_gen;
+		d->on_gen = state_rules_gen();
 	}
 	return d->on;
 }

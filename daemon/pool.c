@@ -37,7 +37,8 @@
  *
  * The loop thread owns the sessions; this thread only makes memfds and
  * hands them over through the ready list, waking the loop with an
- * eventfd when one is made (client.c then serves sessions waiting).
+ * eventfd when one is made (the loop then serves the sessions waiting,
+ * through the callback pool_start() was given).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,9 +56,12 @@
 
 #include <event2/event.h>
 
+#include "log.h"
+#include "pipeline.h"
+#include "pool.h"
 #include "ring.h"
 #include "ringmem.h"
-#include "traced.h"
+#include "worker.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
@@ -99,6 +103,8 @@ static struct {
 	int		 running;
 	int		 efd;			/* made -> loop */
 	struct event	*ev;
+	void		(*made_cb)(void *);	/* loop: one was made */
+	void		*made_arg;
 } pl = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
@@ -224,17 +230,13 @@ pool_main(void *arg)
 	struct sched_param idle = { 0 };
 	uint64_t one = 1, huge;
 	uint32_t order;
-	sigset_t all;
 	unsigned i, n, ngo;
 	int fd, go[POOL_MAX];
 
 	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	(void)prctl(PR_SET_NAME, "traced-pool", 0, 0, 0);
 	/* Only when a CPU has nothing else to do; nice 19 if not. */
-	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle) != 0)
-		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), POOL_NICE);
+	worker_self("traced-pool", POOL_NICE);
+	(void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
 	pthread_mutex_lock(&pl.lock);
 	for (;;) {
 		/*
@@ -318,19 +320,24 @@ pool_made_cb(int fd, short what, void *arg)
 		log_warnx("ring pool: cannot make a ring: %s; trying again "
 		    "in %u s (programs make their own rings meanwhile)", why,
 		    POOL_RETRY_MS / 1000);
-	session_spares_serve();
+	if (pl.made_cb != NULL)
+		pl.made_cb(pl.made_arg);
 }
 
 /*
- * Start the pool thread, keeping 'want' rings of 2^order bytes.  0, or
- * -1 (logged).  Loop thread, once.
+ * Start the pool thread, keeping 'want' rings of 2^order bytes; made(arg)
+ * runs on the loop thread when one is made (the sessions waiting for
+ * one are served then).  0, or -1 (logged).  Loop thread, once.
  */
 int
-pool_start(struct event_base *base, unsigned want, uint32_t order)
+pool_start(struct event_base *base, unsigned want, uint32_t order,
+    void (*made)(void *), void *arg)
 {
 	pl.want = want;
 	pl.order = order;
-	if (loop_worker_start(base, "ring pool", pool_main, pool_made_cb,
+	pl.made_cb = made;
+	pl.made_arg = arg;
+	if (worker_start(base, "ring pool", pool_main, NULL, pool_made_cb,
 	    &pl.efd, &pl.ev, &pl.thread) == -1)
 		return -1;
 	pl.running = 1;

@@ -29,7 +29,9 @@
 #include <unistd.h>
 
 #include "ctf.h"
-#include "traced.h"
+#include "fsdir.h"
+#include "log.h"
+#include "repair.h"
 
 static uint64_t
 get64(const uint8_t *p)

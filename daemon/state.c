@@ -32,18 +32,71 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "func.h"
+#include "index.h"
+#include "limits.h"
+#include "log.h"
+#include "pdesc.h"
 #include "rule.h"
-#include "traced.h"
+#include "session.h"
+#include "state.h"
+
+/* The daemon's rules, in the order they apply; state.c's alone. */
+static struct {
+	struct rule	*rules;		/* owned, with their patterns */
+	size_t		 n;
+	uint64_t	 gen;		/* changes with every rule change */
+} st;
+
+/*
+ * Take the rules the index kept (index_open(): an array of n, with
+ * their patterns, now owned here).  Once, at start.
+ */
+void
+state_init(struct rule *rules, size_t n)
+{
+	st.rules = rules;
+	st.n = n;
+	st.gen++;
+}
+
+/* At exit. */
+void
+state_fini(void)
+{
+	size_t i;
+
+	for (i = 0; i < st.n; i++)
+		free(st.rules[i].pattern);
+	free(st.rules);
+	st.rules = NULL;
+	st.n = 0;
+}
+
+/* The rules, in the order they apply (the last match decides). */
+const struct rule *
+state_rules(size_t *n)
+{
+	*n = st.n;
+	return st.rules;
+}
+
+/*
+ * A number that changes with every change of the rules: what was
+ * computed from them under another number is to be computed again.
+ */
+uint64_t
+state_rules_gen(void)
+{
+	return st.gen;
+}
 
 /* The daemon's last rule matching the event, or NULL. */
 static const struct rule *
 state_rule_of(const char *provider, const struct tevents_event *ev)
 {
-	size_t k = RULE_LAST(td->rules, td->nrules, pattern, provider,
-	    ev->name);
+	size_t k = RULE_LAST(st.rules, st.n, pattern, provider, ev->name);
 
-	return k > 0 ? &td->rules[k - 1] : NULL;
+	return k > 0 ? &st.rules[k - 1] : NULL;
 }
 
 /* Is this event on by the daemon's rules (ignoring trace-file off)? */
@@ -218,7 +271,7 @@ state_session_rules(struct session *s, const struct traced_msg_rules *m,
 		log_warnx("session %u: RULES before HELLO", s->id);
 		return -1;
 	}
-	if (check_client_fd(fd, m->size, F_SEAL_SHRINK | F_SEAL_WRITE,
+	if (client_check_fd(fd, m->size, F_SEAL_SHRINK | F_SEAL_WRITE,
 	    &why) == -1) {
 		log_warnx("session %u: process rules: %s", s->id, why);
 		return -1;
@@ -298,29 +351,31 @@ state_rule_append(const char *pattern, int on)
 	size_t i;
 
 	/* A pattern given again moves to the end: it is the newest. */
-	for (i = 0; i < td->nrules; i++)
-		if (strcmp(td->rules[i].pattern, pattern) == 0) {
-			free(td->rules[i].pattern);
-			memmove(&td->rules[i], &td->rules[i + 1],
-			    (td->nrules - i - 1) * sizeof(*td->rules));
-			td->nrules--;
+	for (i = 0; i < st.n; i++)
+		if (strcmp(st.rules[i].pattern, pattern) == 0) {
+			free(st.rules[i].pattern);
+			memmove(&st.rules[i], &st.rules[i + 1],
+			    (st.n - i - 1) * sizeof(*st.rules));
+			st.n--;
 			break;
 		}
-	nr = reallocarray(td->rules, td->nrules + 1, sizeof(*nr));
+	nr = reallocarray(st.rules, st.n + 1, sizeof(*nr));
 	if (nr == NULL)
 		return -1;
-	td->rules = nr;
-	nr[td->nrules].pattern = strdup(pattern);
-	if (nr[td->nrules].pattern == NULL)
+	st.rules = nr;
+	nr[st.n].pattern = strdup(pattern);
+	if (nr[st.n].pattern == NULL)
 		return -1;
-	nr[td->nrules].on = on;
-	td->nrules++;
+	nr[st.n].on = on;
+	st.n++;
 	return 0;
 }
 
 /*
- * Add a rule, save the rule list and apply it to every session.
- * Returns 0, or -1 if it could not be saved (it applies all the same).
+ * Add a rule (a pattern given again moves to the end) and save the
+ * rule list; the caller applies it to the sessions
+ * (sessions_apply_state()).  Returns 0, or -1 if it could not be
+ * saved (it applies all the same).
  */
 int
 state_rule_add(const char *pattern, int on)
@@ -329,9 +384,8 @@ state_rule_add(const char *pattern, int on)
 		log_warn("adding rule");
 		return -1;
 	}
-	td->rules_gen++;
-	state_apply_all();
-	return index_rules_save(td->rules, td->nrules);
+	st.gen++;
+	return index_rules_save(st.rules, st.n);
 }
 
 /*
@@ -343,18 +397,17 @@ state_rule_delete(const char *pattern)
 {
 	size_t i;
 
-	for (i = 0; i < td->nrules; i++)
-		if (strcmp(td->rules[i].pattern, pattern) == 0)
+	for (i = 0; i < st.n; i++)
+		if (strcmp(st.rules[i].pattern, pattern) == 0)
 			break;
-	if (i == td->nrules)
+	if (i == st.n)
 		return 0;
-	free(td->rules[i].pattern);
-	memmove(&td->rules[i], &td->rules[i + 1],
-	    (td->nrules - i - 1) * sizeof(*td->rules));
-	td->nrules--;
-	td->rules_gen++;
-	state_apply_all();
-	return index_rules_save(td->rules, td->nrules) == -1 ? -1 : 1;
+	free(st.rules[i].pattern);
+	memmove(&st.rules[i], &st.rules[i + 1],
+	    (st.n - i - 1) * sizeof(*st.rules));
+	st.n--;
+	st.gen++;
+	return index_rules_save(st.rules, st.n) == -1 ? -1 : 1;
 }
 
 /*
@@ -366,20 +419,9 @@ state_rules_reset(void)
 {
 	size_t i;
 
-	for (i = 0; i < td->nrules; i++)
-		free(td->rules[i].pattern);
-	td->nrules = 0;
-	td->rules_gen++;
-	state_apply_all();
-	return index_rules_save(td->rules, td->nrules);
-}
-
-void
-state_apply_all(void)
-{
-	struct session *s;
-
-	TAILQ_FOREACH(s, &td->sessions, entry)
-		session_update_state(s);
-	func_apply_all();
+	for (i = 0; i < st.n; i++)
+		free(st.rules[i].pattern);
+	st.n = 0;
+	st.gen++;
+	return index_rules_save(st.rules, st.n);
 }

@@ -38,13 +38,14 @@
  *     and tracectl read them as one stream.  A part opened but never
  *     switched to stays empty; both readers skip empty files.
  *
- * Writer threads only, holding the ring (sring.wbusy); the loop thread
- * opens the files (client.c) and hands over new ones with
+ * Writer threads only, holding the ring (pring.wbusy); the loop thread
+ * opens the files (sring.c) and hands over new ones with
  * writeout_stream_next().
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -127,8 +128,8 @@ stream_start(struct stream *st, int fd, const uint8_t uuid[16], uint64_t gen)
  * discarded count go on, so that readers see one stream.  Writer,
  * locked.
  */
-void
-stream_switch(struct sring *r)
+static void
+stream_switch(struct pring *r)
 {
 	int part = r->next_part_at != 0 && r->st.fd != -1;
 
@@ -146,12 +147,12 @@ stream_switch(struct sring *r)
 }
 
 /*
- * Does the ring switch to the file waiting for it before writing its
- * queued chunks?  A new trace's file at once; the next part of this
+ * Does the ring switch to the file waiting for it before writing the
+ * chunks of 'list'?  A new trace's file at once; the next part of this
  * one when the current part would pass its size.  Writer, locked.
  */
-int
-stream_switch_due(const struct sring *r)
+static int
+stream_switch_due(const struct pring *r, const struct chunk_list *list)
 {
 	const struct chunk *c;
 	uint64_t pending = 0;
@@ -162,7 +163,7 @@ stream_switch_due(const struct sring *r)
 		return 1;
 	if (r->st.size == 0)
 		return 0;
-	STAILQ_FOREACH(c, &r->chunks, entry)
+	STAILQ_FOREACH(c, list, entry)
 		if (c->kind == CHUNK_DATA)	/* and its padding, at most */
 			pending += CTF_PACKET_HDR_SIZE + c->len +
 			    (c->dio ? DIO_ALIGN - 1 : 0);
@@ -171,7 +172,7 @@ stream_switch_due(const struct sring *r)
 
 /* An empty packet: header only. */
 static void
-stream_empty_packet(uint8_t hdr[CTF_PACKET_HDR_SIZE], const struct sring *r,
+stream_empty_packet(uint8_t hdr[CTF_PACKET_HDR_SIZE], const struct pring *r,
     pid_t tid, uint64_t ts, uint64_t seq, uint64_t discarded)
 {
 	struct ctf_packet pk;
@@ -316,7 +317,7 @@ stream_writeback(struct stream *st)
  * Returns 0, or an errno.
  */
 static int
-stream_append(struct sring *r, const struct iovec *iov, int n, size_t want,
+stream_append(struct pring *r, const struct iovec *iov, int n, size_t want,
     const uint8_t *direct, struct writer *w)
 {
 	size_t done = 0, len;
@@ -398,7 +399,7 @@ static const uint8_t stream_zeros[DIO_ALIGN];
  * direct.
  */
 static int
-stream_plan(const struct sring *r, struct chunk **batch, int n,
+stream_plan(const struct pring *r, struct chunk **batch, int n,
     struct iovec *iov, uint8_t *direct, int *k, off_t *pos, size_t *bytes,
     const struct writer *w)
 {
@@ -466,7 +467,7 @@ stream_plan(const struct sring *r, struct chunk **batch, int n,
  * the file, the order and the failures are known.
  */
 static void
-stream_write_data(struct sring *r, struct chunk **batch, int n,
+stream_write_data(struct pring *r, struct chunk **batch, int n,
     struct writer *w)
 {
 	uint8_t empty[CTF_PACKET_HDR_SIZE];
@@ -479,8 +480,8 @@ stream_write_data(struct sring *r, struct chunk **batch, int n,
 
 	for (i = 0; i < n; i++)
 		batch[i]->fgen = r->st.gen;
-	/* Pairs with the loop's store-release (client.c). */
-	err = __atomic_load_n(&r->s->discard_errno, __ATOMIC_ACQUIRE);
+	/* Pairs with the loop's store-release (meta.c). */
+	err = __atomic_load_n(&r->feed->discard_errno, __ATOMIC_ACQUIRE);
 	if (err != 0)
 		goto lost;
 	if (seq == 0 && disc + batch[0]->discarded > 0) {
@@ -532,7 +533,7 @@ lost:
  * empty packet (after an empty first one if the stream has none yet).
  */
 static void
-stream_close_books(struct sring *r, struct chunk *c, struct writer *w)
+stream_close_books(struct pring *r, struct chunk *c, struct writer *w)
 {
 	uint8_t hdr[2][CTF_PACKET_HDR_SIZE];
 	struct iovec iov[2];
@@ -545,8 +546,8 @@ stream_close_books(struct sring *r, struct chunk *c, struct writer *w)
 	c->fgen = r->st.gen;
 	if (n == 0 && r->st.discarded == r->st.discarded_written)
 		return;
-	/* Pairs with the loop's store-release (client.c). */
-	err = __atomic_load_n(&r->s->discard_errno, __ATOMIC_ACQUIRE);
+	/* Pairs with the loop's store-release (meta.c). */
+	err = __atomic_load_n(&r->feed->discard_errno, __ATOMIC_ACQUIRE);
 	if (err == 0) {
 		if (seq == 0) {
 			stream_empty_packet(hdr[k], r, c->tid, c->last_ts, seq++,
@@ -574,26 +575,34 @@ stream_close_books(struct sring *r, struct chunk *c, struct writer *w)
 }
 
 /*
- * Write a ring's queued chunks, in order: data packets batched (across
- * THREAD markers, which are the loop's alone), a SYNC
- * as an fdatasync() after what came before it, the END by closing the
- * books (and the file, unless its thread finished: client.c).  Results
- * go into each chunk for the loop thread.  Adds the time spent in
- * writes, and the CPU time of it, to w's counts.  Writer thread w,
- * holding the ring.
+ * The CTF stream writer, the pipeline's first consumer: write a ring's
+ * chunks, in order: data packets batched (across THREAD markers, which
+ * are the loop's alone), a SYNC as an fdatasync() after what came
+ * before it, the END by closing the books (and the file, unless its
+ * thread finished: sring.c).  First, the file the loop handed over, if
+ * it is time to switch to it.  Results go into each chunk for the
+ * loop thread.  Adds the time spent in writes, and the CPU time of it,
+ * to w's counts.  Writer thread w, holding the ring.
  */
-void
-stream_write(struct sring *r, struct chunk_list *list, struct writer *w)
+static void
+stream_write(const struct consumer *self, struct pring *r,
+    struct chunk_list *list, struct writer *w)
 {
 	struct chunk *batch[STREAM_IOV_MAX], *c;
 	size_t bytes = 0;
 	int n = 0;
 
+	(void)self;
+	pthread_mutex_lock(&wo_global->lock);
+	if (stream_switch_due(r, list))
+		stream_switch(r);
+	pthread_mutex_unlock(&wo_global->lock);
+
 	STAILQ_FOREACH(c, list, entry) {
 		/* A new thread in the ring: nothing for the file (its
 		 * packets name it), so its packets join the batch. */
 		if (c->kind == CHUNK_THREAD)
-			continue;	/* the loop's (sring_handover()) */
+			continue;	/* the loop's (sring.c) */
 		if (c->kind == CHUNK_DATA && n < STREAM_IOV_MAX &&
 		    bytes < STREAM_BATCH_MAX) {
 			batch[n++] = c;
@@ -620,7 +629,7 @@ stream_write(struct sring *r, struct chunk_list *list, struct writer *w)
 				stream_close_books(r, c, w);
 			/*
 			 * A finished thread's stream stays open: the loop
-			 * may park it for the ring's next thread (client.c
+			 * may park it for the ring's next thread (sring.c
 			 * sring_finished()), and closes it otherwise.
 			 */
 			if (c->how != END_FINISHED && r->st.fd != -1) {
@@ -633,3 +642,9 @@ stream_write(struct sring *r, struct chunk_list *list, struct writer *w)
 	if (n > 0)
 		stream_write_data(r, batch, n, w);
 }
+
+/* The CTF stream writer, as a consumer of the pipeline (pipeline.h). */
+const struct consumer stream_consumer = {
+	.name = "ctf",
+	.write = stream_write,
+};

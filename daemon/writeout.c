@@ -71,6 +71,7 @@
 
 #include <event2/event.h>
 
+#include "worker.h"
 #include "writeout.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -260,7 +261,7 @@ staging_full_locked(struct writeout *wo)
 }
 
 static struct chunk *
-chunk_alloc_locked(struct writeout *wo, struct sring *r, size_t room)
+chunk_alloc_locked(struct writeout *wo, struct pring *r, size_t room)
 {
 	size_t head = (sizeof(struct chunk) + 7) / 8 * 8, need, at;
 	int dio = room >= DIO_MIN;
@@ -305,7 +306,7 @@ chunk_alloc_locked(struct writeout *wo, struct sring *r, size_t room)
  * Drain thread.
  */
 struct chunk *
-wo_chunk_new(struct sring *r, size_t room)
+wo_chunk_new(struct pring *r, size_t room)
 {
 	struct writeout *wo = wo_global;
 	struct chunk *c;
@@ -429,7 +430,7 @@ wo_chunk_cancel(struct chunk *c)
  * NULL if out of memory (the drain thread tries again).
  */
 struct chunk *
-wo_marker_new(struct sring *r, enum chunk_kind kind)
+wo_marker_new(struct pring *r, enum chunk_kind kind)
 {
 	struct chunk *c = calloc(1, sizeof(*c));
 
@@ -446,7 +447,7 @@ wo_marker_new(struct sring *r, enum chunk_kind kind)
  * has it, nor is it there, nor held (wo_hold()).  Locked.
  */
 static void
-wo_todo_locked(struct writeout *wo, struct sring *r)
+wo_todo_locked(struct writeout *wo, struct pring *r)
 {
 	if (STAILQ_EMPTY(&r->chunks) || r->wqueued || r->wbusy || r->whold)
 		return;
@@ -476,7 +477,7 @@ wo_chunk_queue(struct chunk *c)
  * Drain thread, the only one that queues chunks and sets whold.
  */
 void
-wo_hold(struct sring *r, int on)
+wo_hold(struct pring *r, int on)
 {
 	struct writeout *wo = wo_global;
 
@@ -498,15 +499,11 @@ writer_main(void *arg)
 	struct chunk_list batch;
 	struct arena *a;
 	uint64_t one = 1;
-	struct sring *r;
-	sigset_t all;
+	struct pring *r;
+	unsigned i;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	(void)prctl(PR_SET_NAME, "traced-writeout", 0, 0, 0);
+	worker_self("traced-writeout", wo->nice);
 	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELAXED);
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), wo->nice) == -1)
-		log_warn("writeout thread: setpriority %d", wo->nice);
 
 	pthread_mutex_lock(&wo->lock);
 	for (;;) {
@@ -530,8 +527,6 @@ writer_main(void *arg)
 		TAILQ_REMOVE(&wo->todo, r, wentry);
 		r->wqueued = 0;
 		r->wbusy = 1;
-		if (stream_switch_due(r))
-			stream_switch(r);
 		STAILQ_INIT(&batch);
 		STAILQ_CONCAT(&batch, &r->chunks);
 		/* Directly to the disk while the writers keep up, unless
@@ -540,7 +535,9 @@ writer_main(void *arg)
 		pthread_mutex_unlock(&wo->lock);
 
 		w->io_ns = w->cpu_ns = 0;
-		stream_write(r, &batch, w);
+		/* The consumers, in order: the first reports in the chunks. */
+		for (i = 0; i < wo->nconsumers; i++)
+			wo->consumers[i]->write(wo->consumers[i], r, &batch, w);
 
 		pthread_mutex_lock(&wo->lock);
 		wo->io_ns += w->io_ns;
@@ -556,7 +553,7 @@ writer_main(void *arg)
 
 /* ---- the loop thread ------------------------------------------------------ */
 
-/* Free a session's event tables (no thread reads them any more). */
+/* Free a feed's event tables (no thread reads them any more). */
 void
 evtab_free(struct evtab *t)
 {
@@ -568,115 +565,15 @@ evtab_free(struct evtab *t)
 	}
 }
 
-/* A chunk came back from its writer: count it.  Loop thread. */
-static void
-chunk_done(struct chunk *c)
-{
-	struct sring *r = c->r;
-	struct session *s = r->s;
-	uint64_t lost = 0, now;
-	unsigned causes = 0;
-	uint32_t i;
-
-	sring_grown(r, c->order);
-	r->bytes += c->bytes;
-	if (c->lost_write > 0) {
-		/*
-		 * Said once when it starts; a disk that keeps filling
-		 * again as soon as a little is free (every short write
-		 * is cut back) is said again at most every
-		 * LOSS_WARN_INTERVAL_NS per stream.
-		 */
-		now = now_ns(CLOCK_MONOTONIC);
-		if (r->write_errno == 0 && now >= r->write_warn_next) {
-			log_warnx("session %u (%s[%d]) thread %d: cannot "
-			    "write %s: %s; %llu events lost, writing resumes "
-			    "when it can", s->id, s->comm, (int)s->pid,
-			    (int)r->tid, r->stream_path != NULL ?
-			    r->stream_path : "its stream",
-			    strerror(c->write_errno),
-			    (unsigned long long)c->lost_write);
-			r->write_warn_next = now + LOSS_WARN_INTERVAL_NS;
-		}
-		r->lost[TRACED_DROP_WRITE_ERROR] += c->lost_write;
-		lost += c->lost_write;
-		causes |= 1u << TRACED_DROP_WRITE_ERROR;
-	}
-	r->write_errno = c->write_errno;
-	switch (c->kind) {
-	case CHUNK_DATA:
-		if (c->write_errno == 0 && c->fgen <= r->dead_gen) {
-			/* Written into a directory deleted since. */
-			r->lost[TRACED_DROP_DELETED] += c->events;
-			td->deleted_events += c->events;
-			index_session_counts(s, NULL, 0);
-		} else if (c->write_errno == 0) {
-			r->events += c->events;
-			if (c->fgen == r->fgen)
-				r->stream_events += c->events;
-			/* Its part half full: the next one, ready. */
-			if (c->fgen == r->fgen && c->fpart + 1 == r->parts &&
-			    td->cfg.limit[LIMIT_STREAM_SIZE] != 0 &&
-			    c->fsize >= td->cfg.limit[LIMIT_STREAM_SIZE] / 2)
-				sring_cut_stream(r);
-			r->lost_records += c->lost_records;
-			index_session_counts(s, c->counts, c->ncounts);
-		} else
-			index_session_counts(s, NULL, 0);
-		for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
-			r->lost[i] += c->lost[i];
-			lost += c->lost[i];
-			if (c->lost[i] > 0)
-				causes |= 1u << i;
-		}
-		break;
-	case CHUNK_SYNC:
-		if (c->gen > r->gen_done)
-			r->gen_done = c->gen;
-		break;
-	case CHUNK_END:
-		r->ended = 1;
-		r->last_ts = c->last_ts;
-		if (c->how == END_INVALID) {
-			limits_logx(s->uid, "session %u (%s[%d]) thread %d: "
-			    "ring refused at position %llu: %s; no longer "
-			    "reading it", s->id, s->comm, (int)s->pid,
-			    (int)r->tid, (unsigned long long)c->invalid_at,
-			    c->invalid);
-			r->quarantined = 1;
-		} else {
-			r->books_closed = 1;
-			for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++) {
-				r->lost[i] += c->unrecorded[i];
-				lost += c->unrecorded[i];
-				if (c->unrecorded[i] > 0)
-					causes |= 1u << i;
-			}
-			if (c->how == END_FINISHED) {
-				log_debug("session %u thread %d finished",
-				    s->id, (int)r->tid);
-				r->finished = 1;
-			}
-		}
-		/* Nobody else has it now: its memory and charge go back. */
-		sring_finished(r);
-		break;
-	case CHUNK_THREAD:
-		/* Every chunk of the thread before is counted. */
-		sring_handover(r, &c->next);
-		__atomic_sub_fetch(&r->handovers_out, 1, __ATOMIC_RELEASE);
-		break;
-	}
-	if (lost > 0)
-		session_warn_loss(s, r, lost, causes, c->why, c->late_ms);
-}
-
+/*
+ * Chunks came back from the writers: each to the owner, in order, then
+ * released; then the owner hears that the batch is in.  Loop thread.
+ */
 static void
 writeout_done_cb(int fd, short what, void *arg)
 {
 	struct writeout *wo = arg;
 	struct chunk_list done;
-	struct session *s;
 	struct chunk *c;
 	uint64_t n;
 
@@ -689,17 +586,19 @@ writeout_done_cb(int fd, short what, void *arg)
 	pthread_mutex_unlock(&wo->lock);
 	while ((c = STAILQ_FIRST(&done)) != NULL) {
 		STAILQ_REMOVE_HEAD(&done, entry);
-		s = c->r->s;
-		chunk_done(c);
-		if (c->kind == CHUNK_END)
+		/* After an END the ring may be gone: c->r is not read. */
+		if (c->kind == CHUNK_END) {
+			c->r->done = 1;
 			wo->outstanding--;
+		}
+		wo->owner.chunk_done(wo->owner.arg, c);
 		pthread_mutex_lock(&wo->lock);
 		chunk_free_locked(wo, c);
 		pthread_mutex_unlock(&wo->lock);
-		session_check_done(s);
 	}
 	reserve_trim(wo);
-	control_flush_check();
+	if (wo->owner.settled != NULL)
+		wo->owner.settled(wo->owner.arg);
 }
 
 /* Wake the drain thread.  Locked. */
@@ -712,17 +611,18 @@ drain_kick_locked(struct writeout *wo)
 
 /*
  * Start the pipeline: the drain thread and 'nworkers' writers at
- * niceness 'nice'; quiet rings are read every 'drain_ms'.  Returns it,
- * or NULL (logged).  Loop thread.
+ * niceness 'nice'; quiet rings are read every 'drain_ms'.  What
+ * happens to each chunk goes back to 'owner' (copied), on this thread,
+ * from the loop of 'base'.  Returns it (there is one: the drain thread
+ * and writers find it in wo_global), or NULL (logged).  Loop thread.
  */
 struct writeout *
 writeout_new(struct event_base *base, unsigned nworkers, int nice,
-    unsigned drain_ms)
+    unsigned drain_ms, const struct pipeline_owner *owner)
 {
 	pthread_condattr_t ca;
 	const char *stall;
 	struct writeout *wo;
-	sigset_t all, old;
 	unsigned i;
 
 	wo = calloc(1, sizeof(*wo));
@@ -738,21 +638,18 @@ writeout_new(struct event_base *base, unsigned nworkers, int nice,
 	TAILQ_INIT(&wo->todo);
 	STAILQ_INIT(&wo->free_arenas);
 	STAILQ_INIT(&wo->done);
+	wo->owner = *owner;
 	wo->nice = nice;
 	wo->interval_ns = (uint64_t)drain_ms * 1000000u;
 	/* For the tests of a slow disk only: see traced(8), ENVIRONMENT. */
 	if ((stall = getenv("TRACED_TEST_WRITE_STALL_MS")) != NULL)
 		wo->stall_ns = strtoull(stall, NULL, 10) * 1000000u;
 	wo->test_nodirect = getenv("TRACED_TEST_NO_DIRECT") != NULL;
-	wo->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (wo->efd == -1) {
-		log_warn("eventfd");
+	wo->writers = calloc(nworkers, sizeof(*wo->writers));
+	if (wo->writers == NULL) {
 		free(wo);
 		return NULL;
 	}
-	wo->ev = event_new(base, wo->efd, EV_READ | EV_PERSIST,
-	    writeout_done_cb, wo);
-	event_add(wo->ev, NULL);
 	wo_global = wo;
 	/* The first arena now, the second by a writer once started. */
 	if ((wo->arenas[0].base = arena_make()) != NULL) {
@@ -760,26 +657,39 @@ writeout_new(struct event_base *base, unsigned nworkers, int nice,
 		STAILQ_INSERT_TAIL(&wo->free_arenas, &wo->arenas[0], entry);
 		wo->arena_want = 1;
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (pthread_create(&wo->drain_thread, NULL, drain_main, wo) != 0)
-		fatalx("cannot start the drain thread");
-	wo->writers = calloc(nworkers, sizeof(*wo->writers));
-	if (wo->writers == NULL)
-		fatal("writeout threads");
+	if (worker_start(base, "drain", drain_main, wo, writeout_done_cb,
+	    &wo->efd, &wo->ev, &wo->drain_thread) == -1)
+		return NULL;
 	for (i = 0; i < nworkers; i++) {
 		wo->writers[i].wo = wo;
-		if (pthread_create(&wo->writers[i].th, NULL, writer_main,
-		    &wo->writers[i]) != 0) {
-			log_warnx("cannot start writeout thread %u", i);
+		if (worker_spawn("writeout", writer_main, &wo->writers[i],
+		    &wo->writers[i].th) == -1)
 			break;
-		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	wo->nwriters = i;
-	if (i == 0)
-		fatalx("no writeout thread could start");
+	if (i == 0) {
+		log_warnx("no writeout thread could start");
+		return NULL;
+	}
 	return wo;
+}
+
+/*
+ * Add a consumer of validated chunks (pipeline.h), before the first
+ * ring: the first added is the one that reports in the chunks.  0, or
+ * -1 if there are PIPELINE_CONSUMERS_MAX already.  Loop thread.
+ */
+int
+writeout_consumer_add(const struct consumer *c)
+{
+	struct writeout *wo = wo_global;
+
+	if (wo->nconsumers == PIPELINE_CONSUMERS_MAX)
+		return -1;
+	pthread_mutex_lock(&wo->lock);
+	wo->consumers[wo->nconsumers++] = c;
+	pthread_mutex_unlock(&wo->lock);
+	return 0;
 }
 
 /*
@@ -817,17 +727,18 @@ writeout_free(struct writeout *wo)
 
 /*
  * Start draining a new ring: its header mapped, its stream open.  From
- * here until its END chunk comes back (r->ended), the drain thread and
+ * here until its END chunk comes back (r->done), the drain thread and
  * writers may use it.  Loop thread.
  */
 void
-writeout_add(struct sring *r)
+writeout_add(struct pring *r)
 {
 	struct writeout *wo = wo_global;
 
 	STAILQ_INIT(&r->chunks);
 	r->next_fd = -1;
 	r->wqueued = r->wbusy = 0;
+	r->done = 0;
 	wo->outstanding++;
 	pthread_mutex_lock(&wo->lock);
 	TAILQ_INSERT_TAIL(&wo->adding, r, rd.entry);
@@ -837,11 +748,11 @@ writeout_add(struct sring *r)
 
 /* Drain r to its end, close its books, end it.  Loop thread. */
 void
-writeout_close(struct sring *r)
+writeout_close(struct pring *r)
 {
 	struct writeout *wo = wo_global;
 
-	if (r->ended)
+	if (r->done)
 		return;
 	__atomic_store_n(&r->close_req, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&wo->lock);
@@ -851,11 +762,11 @@ writeout_close(struct sring *r)
 
 /* r's producer asked for a drain.  Loop thread. */
 void
-writeout_notify(struct sring *r)
+writeout_notify(struct pring *r)
 {
 	struct writeout *wo = wo_global;
 
-	if (r->ended)
+	if (r->done)
 		return;
 	__atomic_store_n(&r->notified, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&wo->lock);
@@ -919,7 +830,7 @@ writeout_written(uint64_t *direct, uint64_t *cached)
  * one is closed then.  Takes fd.  Loop thread.
  */
 void
-writeout_stream_next(struct sring *r, int fd, const uint8_t uuid[16],
+writeout_stream_next(struct pring *r, int fd, const uint8_t uuid[16],
     uint64_t gen)
 {
 	struct writeout *wo = wo_global;
@@ -940,7 +851,7 @@ writeout_stream_next(struct sring *r, int fd, const uint8_t uuid[16],
  * file still waiting goes first: no part then.  Takes fd.  Loop thread.
  */
 void
-writeout_stream_part(struct sring *r, int fd, uint64_t max)
+writeout_stream_part(struct pring *r, int fd, uint64_t max)
 {
 	struct writeout *wo = wo_global;
 

@@ -2,18 +2,19 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * Between the rings and the stream files: what the drain thread
- * (drain.c), the writers (writeout.c) and the stream code (stream.c)
- * share.  Daemon-internal, for those three files only; the rest of the
- * daemon uses the writeout_*() functions of traced.h.
+ * Inside the pipeline: what the drain thread (drain.c), the writers
+ * (writeout.c) and the CTF stream writer (stream.c) share.
+ * Daemon-internal, for those three files only; the rest of the daemon
+ * uses pipeline.h.
  *
- * A chunk is the unit that travels: one CTF packet of one ring, read
- * and validated by the drain thread into a staging arena, or a marker
- * (SYNC: fdatasync the stream; END: the ring is done).  It goes from
- * the drain thread to its ring's write queue, from there to a writer,
- * which writes it and passes it to the loop thread's done list; the
- * loop thread counts it and releases it.  A ring's chunks are written
- * in the order they were read, by one writer at a time.
+ * A chunk (pipeline.h) is the unit that travels: one CTF packet of one
+ * ring, read and validated by the drain thread into a staging arena, or
+ * a marker (SYNC: fdatasync the stream; END: the ring is done).  It
+ * goes from the drain thread to its ring's write queue, from there to a
+ * writer, which hands it to the consumers and passes it to the loop
+ * thread's done list; the owner counts it there and the pipeline
+ * releases it.  A ring's chunks are written in the order they were
+ * read, by one writer at a time.
  */
 #ifndef TRACED_DAEMON_WRITEOUT_H
 #define TRACED_DAEMON_WRITEOUT_H
@@ -24,7 +25,9 @@
 #include <sys/queue.h>
 
 #include "ctf.h"
-#include "traced.h"
+#include "dclock.h"
+#include "log.h"
+#include "pipeline.h"
 
 /*
  * Staging memory: arenas of this size, up to this many.  The first
@@ -60,76 +63,8 @@ struct arena {
 	int		 making;	/* its pages are being made */
 };
 
-#define CHUNK_COUNTS_INLINE	8
-
-enum chunk_kind {
-	CHUNK_DATA,			/* a packet */
-	CHUNK_SYNC,			/* fdatasync after what came before */
-	CHUNK_END,			/* the ring's last chunk */
-	CHUNK_THREAD,			/* a new thread took the ring in-band
-					   (a THREAD record, proto/ring.h
-					   Handover): the chunks before it
-					   were the last of the one before */
-};
-
-enum chunk_end {
-	END_FINISHED,			/* its thread exited, all read */
-	END_CLOSED,			/* its process ended, all read */
-	END_INVALID,			/* refused: no more reading */
-};
-
-struct chunk {
-	STAILQ_ENTRY(chunk) entry;	/* the ring's queue, a writer's
-					   batch, then the done list */
-	struct sring	*r;
-	struct arena	*arena;		/* NULL: malloc'ed (markers) */
-	enum chunk_kind	 kind;
-	uint32_t	 order;		/* the ring's size when read */
-
-	/* DATA: pkt holds the packet header, then len bytes of records;
-	 * the writer fills in packet_seq_num and events_discarded. */
-	uint8_t		*pkt;
-	uint32_t	 len;
-	int		 dio;		/* pkt DIO_ALIGN-aligned, 2 * DIO_ALIGN
-					   bytes of room after the records */
-	uint64_t	 ts_first;
-	uint64_t	 events;
-	uint64_t	 lost_records;
-	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES];
-	uint64_t	 discarded;	/* sum of its LOST records' counts */
-	unsigned	 why;		/* LOSS_SAW_*, when lost[] has ring
-					   full losses */
-	unsigned	 late_ms;	/* with LOSS_SAW_LATE: how late */
-	struct cls_count *counts;	/* events per class, ncounts of
-					   them: inline_counts, or malloc'ed */
-	uint32_t	 ncounts;
-	struct cls_count inline_counts[CHUNK_COUNTS_INLINE];
-
-	/* SYNC. */
-	uint64_t	 gen;		/* flush generation */
-
-	/* END. */
-	enum chunk_end	 how;
-	const char	*invalid;	/* END_INVALID: why (static) */
-	uint64_t	 invalid_at;	/* its ring position */
-	uint64_t	 unrecorded[TRACED_DROP_PRODUCER_NCAUSES];
-	uint64_t	 last_ts;	/* the stream's last timestamp */
-	struct traced_thread_rec next;	/* CHUNK_THREAD: who goes on */
-	pid_t		 tid;		/* the thread that wrote it (DATA),
-					   or the ring's last (END) */
-
-	/* Written by the writer. */
-	uint64_t	 fgen;		/* the stream file it went to */
-	uint32_t	 fpart;		/* which part of it (stream.part) */
-	uint64_t	 fsize;		/* the part's size after it */
-	int		 write_errno;	/* 0: written */
-	uint64_t	 lost_write;	/* events lost to that error */
-	uint64_t	 bytes;		/* bytes it added to the stream */
-};
-
-STAILQ_HEAD(chunk_list, chunk);
 STAILQ_HEAD(arena_list, arena);
-TAILQ_HEAD(sring_tailq, sring);
+TAILQ_HEAD(pring_tailq, pring);
 
 /*
  * A writer thread, and what it tells about its writes: the time they
@@ -159,7 +94,7 @@ struct writeout {
 	pthread_t	 drain_thread;
 	pthread_cond_t	 drain_cond;	/* wakes it: under lock */
 	int		 drain_kick;	/* under lock: something to see */
-	struct sring_tailq adding;	/* under lock: rings for it to take
+	struct pring_tailq adding;	/* under lock: rings for it to take
 					   (linked by rd.entry) */
 	uint64_t	 flush_gen;	/* under lock: drain all, then sync */
 	uint64_t	 all_gen;	/* under lock: drain all now */
@@ -189,7 +124,7 @@ struct writeout {
 
 	/* Writers. */
 	pthread_cond_t	 write_cond;
-	struct sring_tailq todo;	/* under lock: rings with chunks
+	struct pring_tailq todo;	/* under lock: rings with chunks
 					   (linked by wentry) */
 	unsigned	 nwriters;
 	struct writer	*writers;
@@ -210,25 +145,24 @@ struct writeout {
 	struct event	*ev;
 	unsigned	 outstanding;	/* loop thread: chunks and rings
 					   not back yet */
+	struct pipeline_owner owner;	/* who hears back */
+
+	/* Where validated chunks go: consumers[0] reports in them. */
+	const struct consumer *consumers[PIPELINE_CONSUMERS_MAX];
+	unsigned	 nconsumers;	/* set before the first ring */
 };
 
 extern struct writeout *wo_global;
 
 /* writeout.c, for the drain thread */
-struct chunk *wo_chunk_new(struct sring *r, size_t room);
-struct chunk *wo_marker_new(struct sring *r, enum chunk_kind kind);
+struct chunk *wo_chunk_new(struct pring *r, size_t room);
+struct chunk *wo_marker_new(struct pring *r, enum chunk_kind kind);
 void	wo_chunk_commit(struct chunk *c, size_t len);
 void	wo_chunk_cancel(struct chunk *c);
 void	wo_chunk_queue(struct chunk *c);
-void	wo_hold(struct sring *r, int on);
+void	wo_hold(struct pring *r, int on);
 
 /* drain.c */
 void	*drain_main(void *arg);
-
-/* stream.c, for the writers */
-void	stream_write(struct sring *r, struct chunk_list *batch,
-	    struct writer *w);
-void	stream_switch(struct sring *r);
-int	stream_switch_due(const struct sring *r);
 
 #endif /* TRACED_DAEMON_WRITEOUT_H */

@@ -18,8 +18,8 @@ FUZZ_FLAGS	:= -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 
 fuzz_wire_SRCS		:= proto/wire.c
 fuzz_recwalk_SRCS	:= proto/recwalk.c
-fuzz_tevents_SRCS	:= proto/tevents.c
-fuzz_command_SRCS	:= proto/command.c proto/wire.c
+fuzz_tevents_SRCS	:= proto/tevents.c proto/text.c
+fuzz_command_SRCS	:= proto/command.c proto/wire.c proto/text.c
 fuzz_tracedir_SRCS	:= ctl/tracedir.c proto/tevents.c
 fuzz_text_SRCS		:= proto/text.c
 fuzz_rundir_SRCS	:= proto/rundir.c

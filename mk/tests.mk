@@ -37,8 +37,9 @@ test_rule_OBJS		:=
 test_rundir_OBJS	:=
 test_functab_OBJS	:=
 test_functrace_OBJS	:= $(LIB_OBJS)
-test_index_OBJS		:= $(O)/daemon/index.o $(O)/daemon/log.o \
-			   $(O)/daemon/repair.o $(O)/daemon/fsdir.o
+test_index_OBJS		:= $(O)/daemon/index.o $(O)/daemon/record.o \
+			   $(O)/daemon/log.o $(O)/daemon/repair.o \
+			   $(O)/daemon/fsdir.o
 
 $(O)/tests/unit/%.o: P_CFLAGS += $(call pkg_cflags,cmocka $(DAEMON_PKGS))
 

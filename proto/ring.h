@@ -25,9 +25,12 @@
  * and a page becomes memory when the ring first reaches it.  The
  * library's pager thread makes those pages ready a little ahead of the
  * producer, so that the trace call itself does not fault on them.  The
- * daemon maps only the header page and reads the data area with pread()
- * into its own buffer (which is also the copy it validates): no page of
- * a client's ring is ever mapped, let alone populated, in the daemon.
+ * daemon maps the header page, and reads a young ring's data area with
+ * pread() into its own staging memory; a ring that has lapped twice, or
+ * that short threads pass on, it maps read-only and copies from
+ * (daemon/drain.c).  Either way it validates the copy, never the
+ * client's memory, and makes no page of the ring: a hole reads as
+ * zeros, and the mapping is never longer than the memfd is sealed to.
  *
  * head, tail and the drop counters are 64-bit byte positions or totals
  * that only grow; each sits on its own cache line (128 bytes apart, so

@@ -20,6 +20,12 @@
 
 #include <stddef.h>
 
+/* A rule of the daemon: a pattern and what it sets (on or off). */
+struct rule {
+	char		*pattern;	/* owned by the list that holds it */
+	int		 on;
+};
+
 /* "scope:name" up to this long is matched without an allocation. */
 #define RULE_FULL_MAX	1024
 

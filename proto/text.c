@@ -162,3 +162,18 @@ text_errf(char *err, size_t size, const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
+
+void
+text_clean(char *s, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		k = text_utf8_len(s + i, n - i);
+		if (k == 0 || (k == 1 && ((unsigned char)s[i] < 0x20 ||
+		    s[i] == 0x7f))) {
+			s[i] = '?';
+			k = 1;
+		}
+	}
+}

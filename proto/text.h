@@ -37,6 +37,14 @@ int	text_valid(const char *s, size_t n, size_t *bad);
  */
 char	*text_escape(char *dst, size_t size, const char *s);
 
+/*
+ * Make s[0, n) printable, valid UTF-8 in place: each control character
+ * and each byte that is not part of valid UTF-8 becomes '?'.  For text
+ * read from the system about a process (its executable's path, its
+ * command line) before it is kept and shown.
+ */
+void	text_clean(char *s, size_t n);
+
 /* The longest words text_distance() compares. */
 #define TEXT_DISTANCE_MAX	64
 

@@ -211,7 +211,6 @@ void	ft_tracers_apply_rules_locked(uint32_t set, uint32_t on) TRACED_HIDDEN;
 
 /* module.c */
 int	ft_modules_scan_locked(void) TRACED_HIDDEN;
-struct ft_module *ft_module_by_index(uint32_t index) TRACED_HIDDEN;
 const char *ft_func_name(const struct ft_module *m, const struct ft_func *f)
 	    TRACED_HIDDEN;
 int	ft_state_memfd_atfork_child(void) TRACED_HIDDEN;

@@ -686,17 +686,6 @@ ft_ftab_rebuild_locked(void)
 
 /* ---- scanning --------------------------------------------------------- */
 
-struct ft_module *
-ft_module_by_index(uint32_t index)
-{
-	struct ft_module *m;
-
-	for (m = ft.modules; m != NULL; m = m->next)
-		if (m->index == index)
-			return m;
-	return NULL;
-}
-
 static int
 ft_self_marker(void)
 {

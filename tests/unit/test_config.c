@@ -22,7 +22,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/traced.h"
+#include "daemon/config.h"
+#include "ring.h"
 
 static const char *const env_vars[] = {
 	"RUNTIME_DIRECTORY", "STATE_DIRECTORY", "XDG_RUNTIME_DIR",

@@ -12,10 +12,13 @@
  * database and its WAL taken while the index is open is what a SIGKILL
  * leaves behind.
  *
- * The test provides what main.c would: the global 'td' and now_ns(),
- * whose CLOCK_REALTIME answers come from t_now (an injectable clock).
- * The transaction an index_session_end() opens commits at the end of a
- * loop turn: the tests run one with t_loop().
+ * Live sessions reach the index through record.c, the session layer's
+ * writer of rows, linked in.  The test provides what the rest of the
+ * daemon would: the settings (cfg), the sessions list, the clocks'
+ * names and now_ns(), whose CLOCK_REALTIME answers come from t_now (an
+ * injectable clock), and the trace directory.  The transaction a
+ * record_end() opens commits at the end of a loop turn: the tests run
+ * one with t_loop().
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -38,10 +41,51 @@
 #include <event2/event.h>
 #include <sqlite3.h>
 
-#include "daemon/traced.h"
+#include "daemon/config.h"
+#include "daemon/dclock.h"
+#include "daemon/index.h"
+#include "daemon/log.h"
+#include "daemon/outdir.h"
+#include "daemon/pdesc.h"
+#include "daemon/session.h"
 
-struct traced *td;
 static uint64_t t_now = UINT64_C(1700000000000000000);
+
+/* In place of config.c, client.c and outdir.c. */
+struct config cfg;
+struct session_list sessions = TAILQ_HEAD_INITIALIZER(sessions);
+
+const char *
+outdir_path(void)
+{
+	return "/traces";
+}
+
+/* In place of dclock.c: the clocks' names. */
+const struct dclock *
+dclock_get(int dclock)
+{
+	static const struct dclock mono = { .name = "monotonic" };
+	static const struct dclock tsc = { .name = "tsc" };
+
+	return dclock == DCLOCK_TSC ? &tsc : &mono;
+}
+
+/* What t_index_open() gives back, and the loop. */
+static struct {
+	struct event_base *base;
+	const char	*state_dir;
+	struct rule	*rules;
+	size_t		 nrules;
+	uint32_t	 next_session;
+} t_d;
+
+static int
+t_index_open(void)
+{
+	return index_open(t_d.base, t_d.state_dir, NULL, &t_d.rules,
+	    &t_d.nrules, &t_d.next_session);
+}
 
 /* The clock index.c reads: CLOCK_REALTIME is t_now, the rest real. */
 uint64_t
@@ -74,11 +118,11 @@ t_rules_free(void)
 {
 	size_t i;
 
-	for (i = 0; i < td->nrules; i++)
-		free(td->rules[i].pattern);
-	free(td->rules);
-	td->rules = NULL;
-	td->nrules = 0;
+	for (i = 0; i < t_d.nrules; i++)
+		free(t_d.rules[i].pattern);
+	free(t_d.rules);
+	t_d.rules = NULL;
+	t_d.nrules = 0;
 }
 
 static int
@@ -92,21 +136,17 @@ setup(void **state)
 	if (mkdtemp(t->dir) == NULL)
 		return -1;
 	snprintf(t->db, sizeof(t->db), "%s/index.db", t->dir);
-	td = calloc(1, sizeof(*td));
-	if (td == NULL)
-		return -1;
-	td->cfg.state_dir = t->dir;
-	td->cfg.trace_dir = (char *)"/traces";
+	memset(&t_d, 0, sizeof(t_d));
+	t_d.state_dir = t->dir;
 	/* No retention but where a test asks for it. */
-	td->cfg.limit[LIMIT_INDEX_DAYS] = 36500;
-	td->cfg.limit[LIMIT_INDEX_SESSIONS] = 100000;
-	td->next_session = 1;
-	td->clk[DCLOCK_MONO].name = "monotonic";
-	td->clk[DCLOCK_TSC].name = "tsc";
-	TAILQ_INIT(&td->sessions);
-	td->base = event_base_new();
+	cfg.limit[LIMIT_INDEX_DAYS] = 36500;
+	cfg.limit[LIMIT_INDEX_SESSIONS] = 100000;
+	t_d.next_session = 1;
+	TAILQ_INIT(&sessions);
+	t_d.base = event_base_new();
+	record_init();
 	*state = t;
-	return td->base != NULL ? 0 : -1;
+	return t_d.base != NULL ? 0 : -1;
 }
 
 static int
@@ -116,9 +156,7 @@ teardown(void **state)
 
 	index_close();
 	t_rules_free();
-	event_base_free(td->base);
-	free(td);
-	td = NULL;
+	event_base_free(t_d.base);
 	nftw(t->dir, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
 	free(t);
 	return 0;
@@ -128,7 +166,7 @@ teardown(void **state)
 static void
 t_loop(void)
 {
-	event_base_loop(td->base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	event_base_loop(t_d.base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
 }
 
 /* An integer from the database, through a connection of the test's. */
@@ -225,11 +263,11 @@ t_session(uint32_t id, pid_t pid, const char *comm, unsigned nrings)
 		x->ring[i].index = i;
 		x->ring[i].tid = pid + 1 + (pid_t)i;
 		x->ring[i].order = 16;
-		x->ring[i].st.fd = -1;
+		x->ring[i].p.st.fd = -1;
 		TAILQ_INSERT_TAIL(&x->s.rings, &x->ring[i], entry);
 		x->s.nrings++;
 	}
-	TAILQ_INSERT_TAIL(&td->sessions, &x->s, entry);
+	TAILQ_INSERT_TAIL(&sessions, &x->s, entry);
 	return x;
 }
 
@@ -238,10 +276,10 @@ t_session_free(struct t_sess *x)
 {
 	unsigned i;
 
-	TAILQ_REMOVE(&td->sessions, &x->s, entry);
+	TAILQ_REMOVE(&sessions, &x->s, entry);
 	for (i = 0; i < 2; i++)
 		free(x->ring[i].stream_path);
-	index_session_free(&x->s);
+	record_free(&x->s);
 	free(x->s.dir);
 	free(x);
 }
@@ -336,7 +374,7 @@ test_index_open_creates_schema(void **state)
 	struct t_state *t = *state;
 	char mode[16];
 
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	assert_true(index_available());
 	assert_int_equal(t_query(t->db, "PRAGMA user_version"),
 	    INDEX_SCHEMA_VERSION);
@@ -365,7 +403,7 @@ test_index_open_migrates_empty_v0_file(void **state)
 	fd = open(t->db, O_WRONLY | O_CREAT | O_EXCL, 0640);
 	assert_true(fd != -1);
 	close(fd);
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	index_close();
 	assert_int_equal(t_query(t->db, "PRAGMA user_version"),
 	    INDEX_SCHEMA_VERSION);
@@ -377,19 +415,19 @@ test_index_open_keeps_current_version(void **state)
 {
 	struct t_state *t = *state;
 
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	index_close();
 	t_exec(t->db, "INSERT INTO sessions (id, run, pid, uid, gid, comm, "
 	    "name, started_ns, updated_ns, ended_ns, how) VALUES (41, 1, 7, 0, "
 	    "0, 'old', 'old', 1, 2, 3, 'exited')");
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	index_close();
 	assert_int_equal(t_query(t->db, "PRAGMA user_version"),
 	    INDEX_SCHEMA_VERSION);
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions"), 1);
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM runs"), 2);
 	/* Session ids continue those of the index. */
-	assert_int_equal(td->next_session, 42);
+	assert_int_equal(t_d.next_session, 42);
 }
 
 static void
@@ -398,7 +436,7 @@ test_index_open_refuses_newer_schema(void **state)
 	struct t_state *t = *state;
 
 	t_exec(t->db, "CREATE TABLE future (x); PRAGMA user_version = 99");
-	assert_int_equal(index_open(), -1);
+	assert_int_equal(t_index_open(), -1);
 	assert_false(index_available());
 	index_close();
 	/* Left as it was, for the newer daemon. */
@@ -422,7 +460,7 @@ test_index_open_sets_aside_a_file_that_is_no_database(void **state)
 	assert_true(fd != -1);
 	assert_int_equal(write(fd, junk, sizeof(junk)), sizeof(junk));
 	close(fd);
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	index_close();
 	assert_int_equal(t_query(t->db, "PRAGMA user_version"),
 	    INDEX_SCHEMA_VERSION);
@@ -448,7 +486,7 @@ test_index_open_once_per_state_dir(void **state)
 	assert_true(fd != -1);
 	assert_int_equal(flock(fd, LOCK_EX), 0);
 	/* Another daemon holds it. */
-	assert_int_equal(index_open(), -1);
+	assert_int_equal(t_index_open(), -1);
 	assert_false(index_available());
 	close(fd);
 }
@@ -466,9 +504,9 @@ test_index_session_start_to_end(void **state)
 	ssize_t n;
 
 	(void)state;
-	assert_int_equal(index_open(), 0);
-	x = t_session(td->next_session++, getpid(), "prog", 2);
-	index_session_start(&x->s);		/* our own /proc entries */
+	assert_int_equal(t_index_open(), 0);
+	x = t_session(t_d.next_session++, getpid(), "prog", 2);
+	record_start(&x->s);		/* our own /proc entries */
 	x->ring[0].events = 12;
 	x->ring[0].bytes = 500;
 	x->ring[0].lost[TRACED_DROP_RING_FULL] = 3;
@@ -476,9 +514,9 @@ test_index_session_start_to_end(void **state)
 	x->ring[1].events = 2;
 	x->ring[1].lost[TRACED_DROP_NESTED] = 1;
 	x->s.lost_disconnected = 4;
-	index_session_counts(&x->s, counts, 2);
+	record_counts(&x->s, counts, 2);
 	/* Only the classes a drain saw come back. */
-	index_session_counts(&x->s, more, 2);
+	record_counts(&x->s, more, 2);
 	assert_int_equal(index_sync(), 0);
 
 	assert_int_equal(t_get(x->s.id, &g), 1);
@@ -513,12 +551,12 @@ test_index_session_start_to_end(void **state)
 
 	/* More counts, a new stream (trace-file set), then the end. */
 	x->ring[0].events = 20;
-	index_session_counts(&x->s, (struct cls_count[1]){ { 1, 8 } }, 1);
+	record_counts(&x->s, (struct cls_count[1]){ { 1, 8 } }, 1);
 	free(x->ring[0].stream_path);
 	x->ring[0].stream_path = strdup("/traces/y/stream-1");
 	x->s.how = "disconnected";
 	t_now += 5000000000u;
-	index_session_end(&x->s);
+	record_end(&x->s);
 	t_loop();
 	assert_int_equal(t_get(x->s.id, &g), 1);
 	assert_false(g.running);
@@ -541,9 +579,9 @@ test_index_session_end_default_is_exited(void **state)
 	struct t_got g;
 
 	(void)state;
-	assert_int_equal(index_open(), 0);
-	x = t_session(td->next_session++, 999999, "bye", 0);
-	index_session_end(&x->s);
+	assert_int_equal(t_index_open(), 0);
+	x = t_session(t_d.next_session++, 999999, "bye", 0);
+	record_end(&x->s);
 	t_session_free(x);
 	t_loop();
 	assert_int_equal(t_get(1, &g), 1);
@@ -562,9 +600,9 @@ test_index_session_text_is_made_printable(void **state)
 	struct t_got g;
 
 	(void)state;
-	assert_int_equal(index_open(), 0);
-	x = t_session(td->next_session++, 999999, "a\x01" "b\xff" "c", 0);
-	index_session_end(&x->s);
+	assert_int_equal(t_index_open(), 0);
+	x = t_session(t_d.next_session++, 999999, "a\x01" "b\xff" "c", 0);
+	record_end(&x->s);
 	t_session_free(x);
 	t_loop();
 	assert_int_equal(t_get(1, &g), 1);
@@ -579,13 +617,13 @@ t_rules_set(const char *const *pat, const int *on, size_t n)
 	size_t i;
 
 	t_rules_free();
-	td->rules = calloc(n, sizeof(*td->rules));
-	assert_non_null(td->rules);
+	t_d.rules = calloc(n, sizeof(*t_d.rules));
+	assert_non_null(t_d.rules);
 	for (i = 0; i < n; i++) {
-		td->rules[i].pattern = strdup(pat[i]);
-		td->rules[i].on = on[i];
+		t_d.rules[i].pattern = strdup(pat[i]);
+		t_d.rules[i].on = on[i];
 	}
-	td->nrules = n;
+	t_d.nrules = n;
 }
 
 static void
@@ -598,26 +636,26 @@ test_index_rules_round_trip(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(index_open(), 0);
-	assert_int_equal(td->nrules, 0);
+	assert_int_equal(t_index_open(), 0);
+	assert_int_equal(t_d.nrules, 0);
 	t_rules_set(pat, on, 3);
-	assert_int_equal(index_rules_save(td->rules, td->nrules), 0);
+	assert_int_equal(index_rules_save(t_d.rules, t_d.nrules), 0);
 	index_close();
 	t_rules_free();
 
-	assert_int_equal(index_open(), 0);
-	assert_int_equal(td->nrules, 3);
+	assert_int_equal(t_index_open(), 0);
+	assert_int_equal(t_d.nrules, 3);
 	for (i = 0; i < 3; i++) {
-		assert_string_equal(td->rules[i].pattern, pat[i]);
-		assert_int_equal(td->rules[i].on, on[i]);
+		assert_string_equal(t_d.rules[i].pattern, pat[i]);
+		assert_int_equal(t_d.rules[i].on, on[i]);
 	}
 	/* Fewer rules replace them all. */
-	assert_int_equal(index_rules_save(td->rules + 2, 1), 0);
+	assert_int_equal(index_rules_save(t_d.rules + 2, 1), 0);
 	index_close();
 	t_rules_free();
-	assert_int_equal(index_open(), 0);
-	assert_int_equal(td->nrules, 1);
-	assert_string_equal(td->rules[0].pattern, "virtio_ring");
+	assert_int_equal(t_index_open(), 0);
+	assert_int_equal(t_d.nrules, 1);
+	assert_string_equal(t_d.rules[0].pattern, "virtio_ring");
 }
 
 static void
@@ -634,19 +672,19 @@ test_index_rules_imported_once_from_the_old_file(void **state)
 	fputs("# traced enable rules\non test_*\noff test_tick\nbogus\n"
 	    "on test_tick\n", f);
 	fclose(f);
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	/* "on test_tick" again moves it to the end. */
-	assert_int_equal(td->nrules, 2);
-	assert_string_equal(td->rules[0].pattern, "test_*");
-	assert_string_equal(td->rules[1].pattern, "test_tick");
-	assert_int_equal(td->rules[1].on, 1);
+	assert_int_equal(t_d.nrules, 2);
+	assert_string_equal(t_d.rules[0].pattern, "test_*");
+	assert_string_equal(t_d.rules[1].pattern, "test_tick");
+	assert_int_equal(t_d.rules[1].on, 1);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(access(done, F_OK), 0);
 	index_close();
 	t_rules_free();
-	assert_int_equal(index_open(), 0);
-	assert_int_equal(td->nrules, 2);
-	assert_string_equal(td->rules[1].pattern, "test_tick");
+	assert_int_equal(t_index_open(), 0);
+	assert_int_equal(t_d.nrules, 2);
+	assert_string_equal(t_d.rules[1].pattern, "test_tick");
 }
 
 /* ---- info sessions ---------------------------------------------------- */
@@ -684,7 +722,7 @@ test_index_list_filters_newest_first(void **state)
 	int more;
 
 	(void)state;
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	index_close();
 	/* Sessions 1..6: pids 10, 20, 10, 30, 10, 20; started 100..600. */
 	t_exec(t->db,
@@ -701,7 +739,7 @@ test_index_list_filters_newest_first(void **state)
 	    "  'exited'),"
 	    "(6, 1, 20, 0, 0, 'qemu-system-x86', 'qemu-system-x86_64', "
 	    "  '/usr/bin/qemu-system-x86_64', 600, 601, 601, 'exited')");
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 
 	assert_int_equal(t_list(0, 0, NULL, -1, &l, &more), 6);
 	assert_int_equal(more, 0);
@@ -767,16 +805,16 @@ test_index_open_closes_what_a_killed_daemon_left_open(void **state)
 	struct cls_count counts[3] = { { 0, 3 }, { 1, 3 }, { 2, 3 } };
 	uint64_t written;
 
-	assert_int_equal(index_open(), 0);
-	x = t_session(td->next_session++, 999999, "done", 1);
+	assert_int_equal(t_index_open(), 0);
+	x = t_session(t_d.next_session++, 999999, "done", 1);
 	x->ring[0].events = 9;
-	index_session_counts(&x->s, counts, 3);
-	index_session_end(&x->s);
+	record_counts(&x->s, counts, 3);
+	record_end(&x->s);
 	t_session_free(x);
-	y = t_session(td->next_session++, 999998, "running", 1);
+	y = t_session(t_d.next_session++, 999998, "running", 1);
 	y->ring[0].events = 9;
 	y->ring[0].lost[TRACED_DROP_RING_FULL] = 2;
-	index_session_counts(&y->s, counts, 3);
+	record_counts(&y->s, counts, 3);
 	written = t_now + 1000;
 	t_now = written;
 	assert_int_equal(index_sync(), 0);	/* the last batch */
@@ -796,13 +834,13 @@ test_index_open_closes_what_a_killed_daemon_left_open(void **state)
 	index_close();
 	t_rules_free();
 
-	td->cfg.state_dir = killed;
-	td->next_session = 1;
-	assert_int_equal(index_open(), 0);
+	t_d.state_dir = killed;
+	t_d.next_session = 1;
+	assert_int_equal(t_index_open(), 0);
 	snprintf(to, sizeof(to), "%s/index.db", killed);
 	assert_int_equal(t_query(to, "SELECT count(*) FROM runs WHERE "
 	    "how = 'interrupted'"), 1);
-	assert_int_equal(td->next_session, 3);
+	assert_int_equal(t_d.next_session, 3);
 	assert_int_equal(t_get(1, &g), 1);
 	assert_string_equal(g.how, "exited");
 	assert_int_equal(t_get(2, &g), 1);
@@ -814,7 +852,7 @@ test_index_open_closes_what_a_killed_daemon_left_open(void **state)
 	assert_int_equal(g.nthreads, 1);
 	assert_string_equal(g.thstate[0], "interrupted");
 	index_close();
-	td->cfg.state_dir = t->dir;
+	t_d.state_dir = t->dir;
 }
 
 static void
@@ -822,7 +860,7 @@ test_index_trace_file_history(void **state)
 {
 	struct t_state *t = *state;
 
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	assert_int_equal(index_trace_dir_set("/elsewhere", "set"), 0);
 	t_loop();
 	index_close();
@@ -843,27 +881,27 @@ test_index_prunes_old_and_surplus_sessions(void **state)
 	struct cls_count c[1] = { { 0, 4 } };
 	uint64_t day = 86400 * UINT64_C(1000000000);
 
-	td->cfg.limit[LIMIT_INDEX_DAYS] = 30;
-	assert_int_equal(index_open(), 0);
-	old = t_session(td->next_session++, 999990, "old", 1);
-	index_session_counts(&old->s, c, 1);
-	index_session_end(&old->s);
+	cfg.limit[LIMIT_INDEX_DAYS] = 30;
+	assert_int_equal(t_index_open(), 0);
+	old = t_session(t_d.next_session++, 999990, "old", 1);
+	record_counts(&old->s, c, 1);
+	record_end(&old->s);
 	t_loop();
 	t_session_free(old);
 	t_now += 20 * day;
-	recent = t_session(td->next_session++, 999991, "recent", 1);
-	index_session_end(&recent->s);
+	recent = t_session(t_d.next_session++, 999991, "recent", 1);
+	record_end(&recent->s);
 	t_loop();
 	t_session_free(recent);
-	newest = t_session(td->next_session++, 999992, "newest", 1);
-	index_session_end(&newest->s);
+	newest = t_session(t_d.next_session++, 999992, "newest", 1);
+	record_end(&newest->s);
 	t_loop();
 	t_session_free(newest);
 	index_close();
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions"), 3);
 
 	t_now += 15 * day;	/* old: 35 days ago, recent: 15 */
-	assert_int_equal(index_open(), 0);
+	assert_int_equal(t_index_open(), 0);
 	index_close();
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions"), 2);
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions "
@@ -872,8 +910,8 @@ test_index_prunes_old_and_surplus_sessions(void **state)
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM threads "
 	    "WHERE session NOT IN (SELECT id FROM sessions)"), 0);
 
-	td->cfg.limit[LIMIT_INDEX_SESSIONS] = 1;
-	assert_int_equal(index_open(), 0);
+	cfg.limit[LIMIT_INDEX_SESSIONS] = 1;
+	assert_int_equal(t_index_open(), 0);
 	index_close();
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions"), 1);
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sessions "
@@ -903,6 +941,6 @@ main(void)
 		T(test_index_prunes_old_and_surplus_sessions),
 	};
 
-	log_init(1);
+	log_init();
 	return cmocka_run_group_tests_name("index", tests, NULL, NULL);
 }

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * The control commands (proto/commands.def lists them) and the replies
+ * they build, grouped by file:
+ *
+ *   cmd.c		lookup, arity and permission, the handler table; help
+ *   cmd-trace-event.c	trace-event, info trace-rules, info trace-events
+ *   cmd-trace-file.c	trace-file on|off|flush|set
+ *   cmd-info-trace.c	info trace
+ *   cmd-info-sessions.c	info sessions, info session (the index)
+ *   cmd-func.c		trace-func, tracer, info trace-funcs, info tracers
+ *   reply.c		the reply builder: lines, JSON items, the end, a
+ *			reply that waits, and the JSON values every handler
+ *			uses
+ *   control.c		control.sock: connections and the bytes on them
+ *
+ * A handler answers through its struct reply: reply_line() for people
+ * or reply_item() with --json, reply_error() or reply_message() for the
+ * end line, and returns TRACED_CTL_*.  One whose answer comes later
+ * calls reply_wait() with a predicate, which is asked again whenever
+ * the daemon's state moves (replies_check()), and at its timeout.
+ * Daemon-internal; loop thread.
+ */
+#ifndef TRACED_DAEMON_CMD_H
+#define TRACED_DAEMON_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wire.h"
+
+struct ctlconn;
+struct event_base;
+struct json_t;
+struct reply;
+
+/*
+ * A reply that waits (reply_wait()): done(r, arg, timed_out) is asked
+ * until it says 1 (it then wrote its end line: reply_error() or
+ * reply_message(); the reply ends); with timed_out 1 it must say 1.
+ * The connection gone, it is called once with r NULL, to free arg.
+ */
+typedef int (*reply_wait_cb)(struct reply *r, void *arg, int timed_out);
+
+/* cmd.c */
+int	cmd_exec(struct reply *r, int argc, char **argv, uid_t uid,
+	    gid_t gid, const gid_t *groups, int ngroups);
+int	cmd_help_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-trace-event.c */
+int	cmd_trace_event_exec(struct reply *r, int argc, char **argv);
+int	cmd_info_trace_rules_exec(struct reply *r, int argc, char **argv);
+int	cmd_info_trace_events_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-trace-file.c */
+int	cmd_trace_file_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-info-trace.c */
+int	cmd_info_trace_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-info-sessions.c */
+int	cmd_info_sessions_exec(struct reply *r, int argc, char **argv);
+int	cmd_info_session_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-func.c */
+int	cmd_trace_func_exec(struct reply *r, int argc, char **argv);
+int	cmd_tracer_exec(struct reply *r, int argc, char **argv);
+int	cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv);
+int	cmd_info_tracers_exec(struct reply *r, int argc, char **argv);
+
+/* reply.c */
+struct reply *reply_new(struct ctlconn *c, int json);
+void	reply_free(struct reply *r);
+void	reply_init(struct event_base *base);
+int	reply_json(const struct reply *r);
+void	reply_line(struct reply *r, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	reply_item(struct reply *r, struct json_t *o);
+void	reply_error(struct reply *r, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	reply_message(struct reply *r, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	reply_status(struct reply *r, uint32_t status);
+int	reply_failed(const struct reply *r);
+int	reply_cut(const struct reply *r);
+int	reply_waiting(const struct reply *r);
+void	reply_end(struct reply *r);
+void	reply_wait(struct reply *r, reply_wait_cb cb, void *arg,
+	    unsigned timeout_ms);
+void	replies_check(void);
+void	replies_shutdown(void);
+struct json_t *jstr(const char *s);
+struct json_t *jns(uint64_t ns);
+struct json_t *jnum(uint64_t v);
+struct json_t *jcauses(const uint64_t *lost);
+uint64_t format_causes(char *buf, size_t size, const uint64_t *lost);
+
+/* control.c */
+int	control_listen(struct event_base *base, int fd);
+void	control_close_all(void);
+void	ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
+	    size_t body_len, const char *text, size_t text_len);
+int	ctlconn_cut(const struct ctlconn *c);
+uid_t	ctlconn_uid(const struct ctlconn *c);
+void	ctlconn_waiting(struct ctlconn *c, int on);
+void	ctlconn_ended(struct ctlconn *c);
+
+#endif /* TRACED_DAEMON_CMD_H */

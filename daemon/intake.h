@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The traced authors
+ *
+ * The intake thread (intake.c): work whose cost a client decides,
+ * done off the loop thread.  Daemon-internal; loop thread.
+ */
+#ifndef TRACED_DAEMON_INTAKE_H
+#define TRACED_DAEMON_INTAKE_H
+
+struct event_base;
+
+/*
+ * A job for the intake thread: embed it first in a struct of the job's
+ * own.  work() runs there, touching no daemon state; done() runs on the
+ * loop thread afterwards and frees the job.
+ */
+struct intake_job {
+	struct intake_job *next;
+	void	(*work)(struct intake_job *);
+	void	(*done)(struct intake_job *);
+};
+
+int	intake_start(struct event_base *base, int nice);
+void	intake_submit(struct intake_job *j);
+int	intake_idle(void);
+void	intake_stop(void);
+
+#endif /* TRACED_DAEMON_INTAKE_H */
