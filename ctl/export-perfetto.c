@@ -36,7 +36,6 @@
 
 #include "export.h"
 #include "format.h"
-#include "json.h"
 #include "text.h"
 #include "tevents.h"
 

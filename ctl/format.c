@@ -25,7 +25,6 @@
 #include <jansson.h>
 
 #include "format.h"
-#include "json.h"
 #include "text.h"
 #include "tevents.h"
 #include "tracedir.h"
