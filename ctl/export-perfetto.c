@@ -36,6 +36,7 @@
 
 #include "export.h"
 #include "format.h"
+#include "strbuf.h"
 #include "text.h"
 #include "tevents.h"
 

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "export.h"
-#include "format.h"
+#include "strbuf.h"
 #include "tracectl.h"
 
 #define EXPORT_BUF	(1u << 20)

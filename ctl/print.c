@@ -34,6 +34,7 @@
 
 #include "format.h"
 #include "reader.h"
+#include "strbuf.h"
 #include "tracectl.h"
 
 #define PRINT_STDOUT_BUF	(1u << 20)

@@ -26,9 +26,9 @@
 
 #include <jansson.h>
 
-#include "format.h"
 #include "pair.h"
 #include "reader.h"
+#include "strbuf.h"
 #include "tracectl.h"
 
 #define STATS_DURATIONS_MAX	(4u << 20)

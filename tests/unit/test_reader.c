@@ -29,6 +29,7 @@
 
 #include "ctl/export.h"
 #include "ctl/format.h"
+#include "ctl/strbuf.h"
 #include "ctl/reader.h"
 #include "ctl/tracectl.h"
 #include "ctl/tracedir.h"
