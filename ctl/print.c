@@ -199,7 +199,7 @@ print_prefix(struct print_ctx *ctx, const struct reader_item *it)
 	strbuf_addc(b, ' ');
 }
 
-/* "3 events (ring_full 2, nested 1)" and/or "2 packets" */
+/* "LOST 3 events (CAUSE 2, CAUSE 1)" and/or "2 packets", causes by name */
 static void
 print_lost_text(struct strbuf *b, const struct reader_item *it)
 {

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cause.h"
 #include "ring.h"
 #include "tevents.h"
 #include "tracedir.h"
@@ -1293,24 +1294,26 @@ td_class_cmp(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-/* traced:lost must have the payload of struct traced_lost. */
+/*
+ * traced:lost must have the payload of struct traced_lost: 'count',
+ * then one field per producer cause, named as proto/cause.h names it.
+ */
 static int
 td_check_lost(struct td_parser *P, struct tracedir_class *c)
 {
-	static const char *const names[] = {
-		"count", "ring_full", "nested", "disconnected", "paused",
-	};
 	const struct tracedir_decl *d;
+	const char	*want;
+	char		 fields[128];
+	size_t		 len;
 	unsigned	 i;
 
-	_Static_assert(sizeof(names) / sizeof(names[0]) ==
-	    1 + TRACED_DROP_PRODUCER_NCAUSES, "one field per cause");
 	if (c->id != TRACED_EVENT_LOST ||
-	    c->fields.n != sizeof(names) / sizeof(names[0]))
+	    c->fields.n != 1 + TRACED_DROP_PRODUCER_NCAUSES)
 		goto bad;
 	for (i = 0; i < c->fields.n; i++) {
 		d = &c->fields.decls[i];
-		if (strcmp(d->name, names[i]) != 0 ||
+		want = i == 0 ? "count" : traced_cause_name((int)i - 1);
+		if (strcmp(d->name, want) != 0 ||
 		    d->type.kind != TRACEDIR_INT || d->type.size != 64 ||
 		    d->type.is_signed)
 			goto bad;
@@ -1318,9 +1321,13 @@ td_check_lost(struct td_parser *P, struct tracedir_class *c)
 	c->lost = 1;
 	return 0;
 bad:
+	len = (size_t)snprintf(fields, sizeof(fields), "count");
+	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES && len < sizeof(fields);
+	    i++)
+		len += (size_t)snprintf(fields + len, sizeof(fields) - len,
+		    ", %s", traced_cause_name((int)i));
 	return td_perr(P, c->line, "traced:lost must be id %u with the "
-	    "uint64 fields count, ring_full, nested, disconnected, paused",
-	    TRACED_EVENT_LOST);
+	    "uint64 fields %s", TRACED_EVENT_LOST, fields);
 }
 
 /*

@@ -458,7 +458,11 @@ test_tracedir_metadata_errors_name_the_line(void **state)
 	    "trace {", 0, "'uuid' of 16 bytes");
 	t_bad_metadata("name = \"traced:lost\";\n\tid = 0;",
 	    "name = \"traced:lost\";\n\tid = 1;", "event {", 0,
-	    "traced:lost must be id 0");
+	    "traced:lost must be id 0 with the uint64 fields count, "
+	    "ring_full, nested, disconnected, paused");
+	t_bad_metadata("traced_u64 paused;", "traced_u64 pause;", "event {", 0,
+	    "traced:lost must be id 0 with the uint64 fields count, "
+	    "ring_full, nested, disconnected, paused");
 	t_bad_metadata("hostname = \"testhost\";", "hostname = \"testhost;",
 	    "hostname", 0, "string not closed");
 	t_bad_metadata("vpid = 4242;", "vpid = 99999999999999999999;",
