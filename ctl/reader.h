@@ -5,9 +5,9 @@
  * The one reader of trace directories: tracectl print, stats and every
  * export are consumers of it.  It finds the sessions under the paths it
  * is given (tracedir-io.c), walks every stream with the pure core
- * (tracedir.c) a window at a time, and merges them into one sequence of
- * items in time order, across threads and sessions, with the filters
- * of the command line applied:
+ * (tracedir-stream.c) a window at a time, and merges them into one
+ * sequence of items in time order, across threads and sessions, with
+ * the filters of the command line applied:
  *
  *	struct reader_opts o;		reader_opts_init(&o);
  *	... reader_opt(&o, argc, argv, &i, err, sizeof(err)) per option ...

@@ -27,7 +27,8 @@ test_wire_OBJS		:=
 test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
 test_ring_OBJS		:= $(LIB_OBJS)
 test_ctf_OBJS		:= $(O)/daemon/ctf.o
-test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tracedir.o \
+test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tsdl.o \
+			   $(O)/ctl/tracedir.o $(O)/ctl/tracedir-stream.o \
 			   $(O)/ctl/tracedir-io.o
 test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o,$(CTL_OBJS))
 test_config_OBJS	:= $(O)/daemon/config.o

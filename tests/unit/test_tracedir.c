@@ -2,18 +2,18 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * Tests of the trace directory reader (ctl/tracedir.c, tracedir-io.c).
- * The traces are real: their metadata comes from the daemon's own
- * ctf_metadata() and their packets from ctf_packet_header() followed by
- * records laid out byte by byte by the rules of proto/ring.h, as a
- * ring holds them.  The reader must give back every event with its
- * values, in order, with the packets' losses; then each hostile case
- * (a truncated packet, a bad magic, sizes that lie, an unknown id, a
- * string without its NUL, time going back, metadata that is not ours)
- * must give an error naming the offset or line, and every prefix and
- * every single-byte corruption of a stream and of a metadata text must
- * end in an error or the end, never in a crash (run under ASan with
- * SANITIZE=1).
+ * Tests of the trace directory reader (ctl/tsdl.c, tracedir.c,
+ * tracedir-stream.c, tracedir-io.c).  The traces are real: their
+ * metadata comes from the daemon's own ctf_metadata() and their packets
+ * from ctf_packet_header() followed by records laid out byte by byte by
+ * the rules of proto/ring.h, as a ring holds them.  The reader must give
+ * back every event with its values, in order, with the packets' losses;
+ * then each hostile case (a truncated packet, a bad magic, sizes that
+ * lie, an unknown id, a string without its NUL, time going back,
+ * metadata that is not ours) must give an error naming the offset or
+ * line, and every prefix and every single-byte corruption of a stream
+ * and of a metadata text must end in an error or the end, never in a
+ * crash (run under ASan with SANITIZE=1).
  */
 #include <sys/stat.h>
 
