@@ -32,6 +32,7 @@
 
 #include "export.h"
 #include "format.h"
+#include "strbuf.h"
 
 /* Lanes per process and --pair rule; more overlap share the last. */
 #define CHROME_LANES_MAX	64

@@ -36,7 +36,7 @@
 
 #include "export.h"
 #include "format.h"
-#include "json.h"
+#include "strbuf.h"
 #include "text.h"
 #include "tevents.h"
 

@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "export.h"
-#include "format.h"
+#include "strbuf.h"
 #include "tevents.h"
 
 #define ST_HEADER_EVENT		UINT64_C(0xffffffffffffffff)

@@ -2,9 +2,10 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * tracectl export: the command line, the output, and the loop that
- * hands the reader's items to one format (export.h).  The formats are
- * in export-*.c; this file knows them only through their table.
+ * tracectl export: its own options (--format, -o; the rest of the
+ * command line is readcmd.c's), the output, and the loop that hands the
+ * reader's items to one format (export.h).  The formats are in
+ * export-*.c; this file knows them only through their table.
  *
  * A single-file output is written under a temporary name in the same
  * directory and renamed over OUT once complete, so that a viewer never
@@ -25,7 +26,8 @@
 #include <unistd.h>
 
 #include "export.h"
-#include "format.h"
+#include "readcmd.h"
+#include "strbuf.h"
 #include "tracectl.h"
 
 #define EXPORT_BUF	(1u << 20)
@@ -39,18 +41,10 @@ static const struct export_format *const export_formats[] = {
 #define EXPORT_NFORMATS	(sizeof(export_formats) / sizeof(export_formats[0]))
 
 static void
-export_usage(FILE *f)
-{
-	fputs("usage: tracectl export --format FORMAT -o OUT [--pair A:B "
-	    "[--key FIELD]] [FILTERS] DIR...\n", f);
-}
-
-static void
 export_help(void)
 {
 	size_t	 i;
 
-	export_usage(stdout);
 	fputs("\nWrite the traces under each DIR in another format.\n\n"
 	    "formats:\n", stdout);
 	for (i = 0; i < EXPORT_NFORMATS; i++)
@@ -61,9 +55,6 @@ export_help(void)
 	    "  -f, --format FORMAT  the output format\n"
 	    "  -o, --output OUT     the file to write ('-': stdout), or the "
 	    "directory\n", stdout);
-	fputs(pair_opts_help, stdout);
-	fputs(reader_opts_help, stdout);
-	fputs("\nSee tracectl(1).\n", stdout);
 }
 
 /*
@@ -232,6 +223,76 @@ export_close_out(struct export *x, char *tmp, int ok)
 	return bad ? -1 : 0;
 }
 
+/* What export's own options say, for export_check(). */
+struct export_opts {
+	struct export	*x;
+	const char	*format;	/* borrowed from argv */
+};
+
+/* export's own options: --format/-f FORMAT, --output/-o OUT. */
+static int
+export_opt(void *arg, int argc, char **argv, int *i, char *err,
+    size_t errlen)
+{
+	struct export_opts *eo = arg;
+	const char	*opt = argv[*i];
+
+	if (strcmp(opt, "--format") != 0 && strcmp(opt, "-f") != 0 &&
+	    strcmp(opt, "-o") != 0 && strcmp(opt, "--output") != 0)
+		return 0;
+	if (*i + 1 >= argc) {
+		snprintf(err, errlen, "%s needs a value", opt);
+		return -1;
+	}
+	if (opt[1] == 'f' || opt[2] == 'f')
+		eo->format = argv[*i + 1];
+	else
+		eo->x->out_path = argv[*i + 1];
+	*i += 2;
+	return 1;
+}
+
+/* The format and the output, once every option is read. */
+static int
+export_check(void *arg, char *err, size_t errlen)
+{
+	struct export_opts *eo = arg;
+	struct export	*x = eo->x;
+
+	if (eo->format == NULL) {
+		snprintf(err, errlen, "no --format given (one of "
+		    "chrome, perfetto, simpletrace)");
+		return -1;
+	}
+	if ((x->fmt = export_find(eo->format)) == NULL) {
+		snprintf(err, errlen, "unknown format '%.60s' (one of "
+		    "chrome, perfetto, simpletrace)", eo->format);
+		return -1;
+	}
+	if (x->out_path == NULL || x->out_path[0] == '\0') {
+		snprintf(err, errlen, "no output given (-o %s)",
+		    x->fmt->out_is_dir ? "DIRECTORY" : "FILE");
+		return -1;
+	}
+	if (x->fmt->out_is_dir && strcmp(x->out_path, "-") == 0) {
+		snprintf(err, errlen, "%s writes a directory: -o - is not "
+		    "possible", x->fmt->name);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct readcmd_def export_cmd = {
+	.name = "export",
+	.usage = "usage: tracectl export --format FORMAT -o OUT [--pair A:B "
+	    "[--key FIELD]] [FILTERS] DIR...\n",
+	.flags = READCMD_PAIRS,
+	.no_dir = "no trace directory given",
+	.help = export_help,
+	.opt = export_opt,
+	.check = export_check,
+};
+
 /*
  * tracectl export.  Contract in tracectl.h.
  */
@@ -239,96 +300,38 @@ int
 export_main(int nargs, char **args)
 {
 	struct export		 x;
-	struct reader_opts	 opts;
-	struct pair_rules	 pairs;
+	struct export_opts	 eo;
+	struct readcmd		 cmd;
 	struct pairer		*pairer = NULL;
 	struct pair_match	 m;
 	const struct reader_item *it;
-	const char		*format = NULL;
-	char			**dirs = NULL, err[256], *tmp = NULL;
-	size_t			 i, ndirs = 0;
-	int			 a, rc, dashdash = 0, ret = EXIT_DONE, ok = 0;
-	int			 began = 0;
+	char			*tmp = NULL;
+	size_t			 i;
+	int			 rc, ret = EXIT_DONE, ok = 0, began = 0;
 
 	memset(&x, 0, sizeof(x));
-	memset(&pairs, 0, sizeof(pairs));
 	x.dirfd = -1;
-	reader_opts_init(&opts);
-	if ((dirs = calloc((size_t)nargs + 1, sizeof(*dirs))) == NULL)
+	eo.x = &x;
+	eo.format = NULL;
+	if ((rc = readcmd_parse(&cmd, &export_cmd, 0, nargs, args,
+	    &eo)) == READCMD_NOMEM)
 		goto nomem;
-	for (a = 0; a < nargs; ) {
-		if (dashdash || args[a][0] != '-' || args[a][1] == '\0') {
-			dirs[ndirs++] = args[a++];
-			continue;
-		}
-		if (strcmp(args[a], "--") == 0) {
-			dashdash = 1;
-			a++;
-		} else if (strcmp(args[a], "--help") == 0 ||
-		    strcmp(args[a], "-h") == 0) {
-			export_help();
-			goto out;
-		} else if (strcmp(args[a], "--format") == 0 ||
-		    strcmp(args[a], "-f") == 0 || strcmp(args[a], "-o") == 0 ||
-		    strcmp(args[a], "--output") == 0) {
-			if (a + 1 >= nargs) {
-				snprintf(err, sizeof(err), "%s needs a value",
-				    args[a]);
-				goto usage;
-			}
-			if (args[a][1] == 'f' || args[a][2] == 'f')
-				format = args[a + 1];
-			else
-				x.out_path = args[a + 1];
-			a += 2;
-		} else if ((rc = pair_opt(&pairs, nargs, args, &a, err,
-		    sizeof(err))) != 0) {
-			if (rc == -1)
-				goto usage;
-		} else if ((rc = reader_opt(&opts, nargs, args, &a, err,
-		    sizeof(err))) != 1) {
-			if (rc == 0)
-				snprintf(err, sizeof(err), "unknown option "
-				    "'%s'", args[a]);
-			goto usage;
-		}
+	if (rc != READCMD_RUN) {
+		ret = rc;
+		goto out;
 	}
-	if (format == NULL) {
-		snprintf(err, sizeof(err), "no --format given (one of "
-		    "chrome, perfetto, simpletrace)");
-		goto usage;
-	}
-	if ((x.fmt = export_find(format)) == NULL) {
-		snprintf(err, sizeof(err), "unknown format '%.60s' (one of "
-		    "chrome, perfetto, simpletrace)", format);
-		goto usage;
-	}
-	if (x.out_path == NULL || x.out_path[0] == '\0') {
-		snprintf(err, sizeof(err), "no output given (-o %s)",
-		    x.fmt->out_is_dir ? "DIRECTORY" : "FILE");
-		goto usage;
-	}
-	if (x.fmt->out_is_dir && strcmp(x.out_path, "-") == 0) {
-		snprintf(err, sizeof(err), "%s writes a directory: -o - is not "
-		    "possible", x.fmt->name);
-		goto usage;
-	}
-	if (ndirs == 0) {
-		snprintf(err, sizeof(err), "no trace directory given");
-		goto usage;
-	}
-
-	if ((x.reader = reader_new(&opts, export_reader_error, &x)) == NULL)
+	if ((x.reader = reader_new(&cmd.opts, export_reader_error, &x)) ==
+	    NULL)
 		goto nomem;
-	for (i = 0; i < ndirs; i++)
-		if (reader_add(x.reader, dirs[i]) == -1)
+	for (i = 0; i < cmd.ndirs; i++)
+		if (reader_add(x.reader, cmd.dirs[i]) == -1)
 			goto fail;
 	if (reader_start(x.reader) == -1)
 		goto fail;
 	x.sessions = reader_sessions(x.reader, &x.nsessions);
 	x.threads = reader_threads(x.reader, &x.nthreads);
-	x.pairs = &pairs;
-	if (pairs.n > 0 && (pairer = pairer_new(&pairs)) == NULL)
+	x.pairs = &cmd.pairs;
+	if (cmd.pairs.n > 0 && (pairer = pairer_new(&cmd.pairs)) == NULL)
 		goto nomem;
 	if (x.fmt->priv_size > 0 && (x.priv = calloc(1,
 	    x.fmt->priv_size)) == NULL)
@@ -354,11 +357,6 @@ export_main(int nargs, char **args)
 		goto fail;
 	ok = 1;
 	goto out;
-usage:
-	fprintf(stderr, "tracectl: export: %s\n", err);
-	export_usage(stderr);
-	ret = EXIT_USAGE;
-	goto out;
 nomem:
 	export_error(&x, "out of memory");
 fail:
@@ -375,8 +373,6 @@ out:
 	free(x.priv);
 	pairer_free(pairer);
 	reader_free(x.reader);
-	pair_rules_free(&pairs);
-	reader_opts_free(&opts);
-	free(dirs);
+	readcmd_free(&cmd);
 	return ret;
 }

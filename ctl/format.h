@@ -5,8 +5,7 @@
  * Rendering an event for people: with the format string its
  * trace-events line gives ("job %d done in %" PRIu64 " ns"), as the
  * program's printf would have, or as "{ name = value, ... }" when it
- * has none.  And a small growing text buffer every text writer of
- * tracectl (print, the exports) builds its lines in.
+ * has none, into a text buffer (strbuf.h).
  *
  * A format comes from a trace file, so it is hostile like the rest: a
  * conversion that does not fit its argument is rendered from the
@@ -19,39 +18,11 @@
 #define TRACED_CTL_FORMAT_H
 
 #include <stddef.h>
-#include <stdint.h>
 
+struct strbuf;
 struct tracedir_class;
 struct tracedir_event;
 struct tracedir_value;
-
-/* A growing NUL-terminated string; 'failed' latches the first ENOMEM. */
-struct strbuf {
-	char		*s;		/* owned */
-	size_t		 len;
-	size_t		 cap;
-	int		 failed;
-};
-
-void	strbuf_init(struct strbuf *b);
-void	strbuf_free(struct strbuf *b);
-void	strbuf_reset(struct strbuf *b);
-void	strbuf_add(struct strbuf *b, const char *s, size_t len);
-void	strbuf_adds(struct strbuf *b, const char *s);
-void	strbuf_addc(struct strbuf *b, char c);
-void	strbuf_addf(struct strbuf *b, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-void	strbuf_add_u64(struct strbuf *b, uint64_t v);
-void	strbuf_add_i64(struct strbuf *b, int64_t v);
-void	strbuf_add_hex(struct strbuf *b, uint64_t v, int upper);
-
-/*
- * Append s[0..len) for a terminal: valid UTF-8 and printable ASCII
- * pass; '\\' (and '"' when 'quote') are escaped; every other byte
- * becomes a C escape (\n, \t, \xNN).
- */
-void	strbuf_add_escaped(struct strbuf *b, const char *s, size_t len,
-	    int quote);
 
 /* A compiled format string. */
 struct fmt;

@@ -33,7 +33,9 @@
 #include <jansson.h>
 
 #include "format.h"
+#include "readcmd.h"
 #include "reader.h"
+#include "strbuf.h"
 #include "tracectl.h"
 
 #define PRINT_STDOUT_BUF	(1u << 20)
@@ -63,15 +65,8 @@ struct print_ctx {
 };
 
 static void
-print_usage(FILE *f)
-{
-	fputs("usage: tracectl print [--raw | --json] [FILTERS] DIR...\n", f);
-}
-
-static void
 print_help(void)
 {
-	print_usage(stdout);
 	fputs("\n"
 	    "Print the events of the traces under each DIR, merged by time,\n"
 	    "with the format strings of their trace-events lines.\n"
@@ -79,9 +74,33 @@ print_help(void)
 	    "  --raw            arguments as { name = value, ... }\n"
 	    "  --json           one JSON object per line (64-bit integers as "
 	    "strings)\n", stdout);
-	fputs(reader_opts_help, stdout);
-	fputs("\nSee tracectl(1).\n", stdout);
 }
+
+/* print's own option: --raw (--json is one of readcmd's). */
+static int
+print_opt(void *arg, int argc, char **argv, int *i, char *err,
+    size_t errlen)
+{
+	struct print_ctx *ctx = arg;
+
+	(void)argc;
+	(void)err;
+	(void)errlen;
+	if (strcmp(argv[*i], "--raw") != 0)
+		return 0;
+	ctx->mode = PRINT_RAW;
+	(*i)++;
+	return 1;
+}
+
+static const struct readcmd_def print_cmd = {
+	.name = "print",
+	.usage = "usage: tracectl print [--raw | --json] [FILTERS] DIR...\n",
+	.flags = READCMD_JSON,
+	.no_dir = "no directory given",
+	.help = print_help,
+	.opt = print_opt,
+};
 
 static void
 print_error(void *arg, const char *msg)
@@ -198,7 +217,7 @@ print_prefix(struct print_ctx *ctx, const struct reader_item *it)
 	strbuf_addc(b, ' ');
 }
 
-/* "3 events (ring_full 2, nested 1)" and/or "2 packets" */
+/* "LOST 3 events (CAUSE 2, CAUSE 1)" and/or "2 packets", causes by name */
 static void
 print_lost_text(struct strbuf *b, const struct reader_item *it)
 {
@@ -342,60 +361,29 @@ int
 print_main(int nargs, char **args, int json)
 {
 	struct print_ctx	 ctx;
-	struct reader_opts	 opts;
+	struct readcmd		 cmd;
 	struct reader		*r = NULL;
 	const struct reader_item *it;
-	char			**dirs = NULL, err[256];
 	static char		*outbuf;
-	size_t			 i, j, ndirs = 0, nsess;
-	int			 a, rc, dashdash = 0, ret = EXIT_DONE;
+	size_t			 i, j, nsess;
+	int			 rc, ret = EXIT_DONE;
 
 	memset(&ctx, 0, sizeof(ctx));
-	ctx.mode = json ? PRINT_JSON : PRINT_TEXT;
-	reader_opts_init(&opts);
-	if ((dirs = calloc((size_t)nargs + 1, sizeof(*dirs))) == NULL)
+	ctx.mode = PRINT_TEXT;
+	if ((rc = readcmd_parse(&cmd, &print_cmd, json, nargs, args,
+	    &ctx)) == READCMD_NOMEM)
 		goto nomem;
-	for (a = 0; a < nargs; ) {
-		if (dashdash || args[a][0] != '-' || args[a][1] == '\0') {
-			dirs[ndirs++] = args[a++];
-			continue;
-		}
-		if (strcmp(args[a], "--") == 0) {
-			dashdash = 1;
-			a++;
-		} else if (strcmp(args[a], "--json") == 0 ||
-		    strcmp(args[a], "-j") == 0) {
-			ctx.mode = PRINT_JSON;
-			a++;
-		} else if (strcmp(args[a], "--raw") == 0) {
-			if (ctx.mode != PRINT_JSON)
-				ctx.mode = PRINT_RAW;
-			a++;
-		} else if (strcmp(args[a], "--help") == 0 ||
-		    strcmp(args[a], "-h") == 0) {
-			print_help();
-			goto out;
-		} else if ((rc = reader_opt(&opts, nargs, args, &a, err,
-		    sizeof(err))) != 1) {
-			if (rc == 0)
-				snprintf(err, sizeof(err), "unknown option "
-				    "'%s'", args[a]);
-			fprintf(stderr, "tracectl: print: %s\n", err);
-			print_usage(stderr);
-			ret = EXIT_USAGE;
-			goto out;
-		}
-	}
-	if (ndirs == 0) {
-		fputs("tracectl: print: no directory given\n", stderr);
-		print_usage(stderr);
-		ret = EXIT_USAGE;
+	if (rc != READCMD_RUN) {
+		ret = rc;
 		goto out;
 	}
-	if ((r = reader_new(&opts, print_error, &ctx)) == NULL)
+	/* --json wins over --raw, wherever each is. */
+	if (cmd.json)
+		ctx.mode = PRINT_JSON;
+	if ((r = reader_new(&cmd.opts, print_error, &ctx)) == NULL)
 		goto nomem;
-	for (i = 0; i < ndirs; i++)
-		if (reader_add(r, dirs[i]) == -1)
+	for (i = 0; i < cmd.ndirs; i++)
+		if (reader_add(r, cmd.dirs[i]) == -1)
 			goto fail;
 	if (reader_start(r) == -1)
 		goto fail;
@@ -441,7 +429,6 @@ out:
 	free(ctx.classes);
 	strbuf_free(&ctx.line);
 	reader_free(r);
-	reader_opts_free(&opts);
-	free(dirs);
+	readcmd_free(&cmd);
 	return ret;
 }

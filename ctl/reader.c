@@ -54,6 +54,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cause.h"
 #include "reader.h"
 
 #define READER_WINDOW		(64u << 10)
@@ -1477,14 +1478,15 @@ reader_nerrors(const struct reader *r)
 	return r->nerrors;
 }
 
+/*
+ * A cause's name.  Contract in reader.h.
+ */
 const char *
 reader_cause_name(enum reader_cause c)
 {
-	static const char *const names[READER_NCAUSES] = {
-		"ring_full", "nested", "disconnected", "paused", "other",
-	};
-
-	return (unsigned)c < READER_NCAUSES ? names[c] : "?";
+	if ((unsigned)c < TRACED_DROP_PRODUCER_NCAUSES)
+		return traced_cause_name((int)c);
+	return c == READER_CAUSE_OTHER ? "other" : "?";
 }
 
 /*

@@ -5,9 +5,9 @@
  * The one reader of trace directories: tracectl print, stats and every
  * export are consumers of it.  It finds the sessions under the paths it
  * is given (tracedir-io.c), walks every stream with the pure core
- * (tracedir.c) a window at a time, and merges them into one sequence of
- * items in time order, across threads and sessions, with the filters
- * of the command line applied:
+ * (tracedir-stream.c) a window at a time, and merges them into one
+ * sequence of items in time order, across threads and sessions, with
+ * the filters of the command line applied:
  *
  *	struct reader_opts o;		reader_opts_init(&o);
  *	... reader_opt(&o, argc, argv, &i, err, sizeof(err)) per option ...
@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ring.h"
 #include "tracedir.h"
 
 /* The largest item (packet header, event) a window grows to hold. */
@@ -80,16 +81,15 @@ enum reader_kind {
 	READER_LOST,			/* events were lost here */
 };
 
-/* Why events were lost: the producer's causes, then the others. */
+/*
+ * Why events were lost: 0 .. TRACED_DROP_PRODUCER_NCAUSES - 1 are the
+ * producer's causes (enum traced_drop_cause, proto/ring.h), in the
+ * order of a traced:lost record's fields; then the reader's own.
+ */
 enum reader_cause {
-	READER_CAUSE_RING_FULL,		/* the daemon did not drain in time */
-	READER_CAUSE_NESTED,		/* traced from a signal handler */
-	READER_CAUSE_DISCONNECTED,	/* no daemon was draining */
-	READER_CAUSE_PAUSED,		/* trace-file off */
-	READER_CAUSE_OTHER,		/* counted by CTF events_discarded
-					   with no traced:lost record: a
-					   write error, or the thread ended
-					   before it could report */
+	/* Counted by CTF events_discarded with no traced:lost record: a
+	 * write error, or the thread ended before it could report. */
+	READER_CAUSE_OTHER = TRACED_DROP_PRODUCER_NCAUSES,
 	READER_NCAUSES
 };
 
@@ -198,7 +198,11 @@ size_t	reader_nerrors(const struct reader *r);
 /* Close every file and free everything; NULL is fine. */
 void	reader_free(struct reader *r);
 
-/* The name of a cause, as print, stats and the exports show it. */
+/*
+ * The name of a cause, as print, stats and the exports show it: the
+ * producer's as proto/cause.h names them, then "other"; "?" for a
+ * number that is not a cause.
+ */
 const char *reader_cause_name(enum reader_cause c);
 
 /*

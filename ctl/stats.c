@@ -26,9 +26,10 @@
 
 #include <jansson.h>
 
-#include "format.h"
 #include "pair.h"
+#include "readcmd.h"
 #include "reader.h"
+#include "strbuf.h"
 #include "tracectl.h"
 
 #define STATS_DURATIONS_MAX	(4u << 20)
@@ -68,23 +69,21 @@ struct stats_ctx {
 };
 
 static void
-stats_usage(FILE *f)
-{
-	fputs("usage: tracectl stats [--pair A:B [--key FIELD]] [FILTERS] "
-	    "DIR...\n", f);
-}
-
-static void
 stats_help(void)
 {
-	stats_usage(stdout);
 	fputs("\nCount the events of the traces under each DIR per session, "
 	    "thread and event,\nwith their losses; time paired events.\n\n",
 	    stdout);
-	fputs(pair_opts_help, stdout);
-	fputs(reader_opts_help, stdout);
-	fputs("\nSee tracectl(1).\n", stdout);
 }
+
+static const struct readcmd_def stats_cmd = {
+	.name = "stats",
+	.usage = "usage: tracectl stats [--pair A:B [--key FIELD]] [FILTERS] "
+	    "DIR...\n",
+	.flags = READCMD_JSON | READCMD_PAIRS,
+	.no_dir = "no directory given",
+	.help = stats_help,
+};
 
 static void
 stats_error(void *arg, const char *msg)
@@ -497,59 +496,28 @@ int
 stats_main(int nargs, char **args, int json)
 {
 	struct stats_ctx	 ctx;
-	struct reader_opts	 opts;
-	struct pair_rules	 rules;
+	struct readcmd		 cmd;
 	struct pairer		*pr = NULL;
 	struct reader		*r = NULL;
 	struct pair_match	 m;
 	struct stats_event	*e;
 	const struct reader_item *it;
-	char			**dirs = NULL, err[256];
-	size_t			 i, ndirs = 0, ns, nt;
-	int			 a, rc, dashdash = 0, ret = EXIT_DONE;
+	size_t			 i, ns, nt;
+	int			 rc, ret = EXIT_DONE;
 
 	memset(&ctx, 0, sizeof(ctx));
-	memset(&rules, 0, sizeof(rules));
-	reader_opts_init(&opts);
-	if ((dirs = calloc((size_t)nargs + 1, sizeof(*dirs))) == NULL)
+	if ((rc = readcmd_parse(&cmd, &stats_cmd, json, nargs, args,
+	    NULL)) == READCMD_NOMEM)
 		goto nomem;
-	for (a = 0; a < nargs; ) {
-		if (dashdash || args[a][0] != '-' || args[a][1] == '\0') {
-			dirs[ndirs++] = args[a++];
-			continue;
-		}
-		if (strcmp(args[a], "--") == 0) {
-			dashdash = 1;
-			a++;
-		} else if (strcmp(args[a], "--json") == 0 ||
-		    strcmp(args[a], "-j") == 0) {
-			json = 1;
-			a++;
-		} else if (strcmp(args[a], "--help") == 0 ||
-		    strcmp(args[a], "-h") == 0) {
-			stats_help();
-			goto out;
-		} else if ((rc = pair_opt(&rules, nargs, args, &a, err,
-		    sizeof(err))) != 0) {
-			if (rc == -1)
-				goto usage;
-		} else if ((rc = reader_opt(&opts, nargs, args, &a, err,
-		    sizeof(err))) != 1) {
-			if (rc == 0)
-				snprintf(err, sizeof(err), "unknown option "
-				    "'%s'", args[a]);
-			goto usage;
-		}
+	if (rc != READCMD_RUN) {
+		ret = rc;
+		goto out;
 	}
-	if (ndirs == 0) {
-		snprintf(err, sizeof(err), "no directory given");
-		goto usage;
-	}
-	if ((r = reader_new(&opts, stats_error, NULL)) == NULL ||
-	    (pr = pairer_new(&rules)) == NULL)
+	if ((r = reader_new(&cmd.opts, stats_error, NULL)) == NULL ||
+	    (pr = pairer_new(&cmd.pairs)) == NULL)
 		goto nomem;
-	for (i = 0; i < ndirs; i++)
-		if (reader_add(r, dirs[i]) == -1)
+	for (i = 0; i < cmd.ndirs; i++)
+		if (reader_add(r, cmd.dirs[i]) == -1)
 			goto fail;
 	if (reader_start(r) == -1)
 		goto fail;
@@ -574,13 +542,8 @@ stats_main(int nargs, char **args, int json)
 	}
 	if (rc == -1)
 		goto fail;
-	if (stats_output(&ctx, r, &rules, pr, json) == -1)
+	if (stats_output(&ctx, r, &cmd.pairs, pr, cmd.json) == -1)
 		goto nomem;
-	goto out;
-usage:
-	fprintf(stderr, "tracectl: stats: %s\n", err);
-	stats_usage(stderr);
-	ret = EXIT_USAGE;
 	goto out;
 nomem:
 	stats_error(NULL, "out of memory");
@@ -600,8 +563,6 @@ out:
 	free(ctx.threads);
 	pairer_free(pr);
 	reader_free(r);
-	pair_rules_free(&rules);
-	reader_opts_free(&opts);
-	free(dirs);
+	readcmd_free(&cmd);
 	return ret;
 }

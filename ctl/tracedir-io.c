@@ -4,7 +4,7 @@
  *
  * The I/O half of the trace directory reader: find the session
  * directories under a path, read each one's metadata and parse it with
- * the pure core (tracedir.c), and list its stream files with their
+ * the pure core (tsdl.c), and list its stream files with their
  * sizes.  The stream files themselves are read later, a window at a
  * time, by the reader that walks them (reader.c): nothing here holds a
  * stream's bytes, so a trace of any size loads in memory proportional

@@ -4,11 +4,14 @@
  *
  * The layers under the one reader of trace directories (reader.h):
  *
- *   - a pure core (tracedir.c): parse the TSDL metadata text that
- *     daemon/ctf.c writes into a struct tracedir_meta (with the
- *     trace-events line each event carries in a comment), then walk the
- *     packets and events of one stream through a window of it that the
- *     caller slides forward, checking every byte against the metadata;
+ *   - a pure core: the TSDL parser (tsdl.c) reads the metadata text
+ *     that daemon/ctf.c writes into a struct tracedir_meta (with the
+ *     trace-events line each event carries in a comment); tracedir.c
+ *     answers what the others ask of it (an event class by id, the time
+ *     of a clock value); the stream walk (tracedir-stream.c) reads
+ *     the packets and events of one stream a window at a time, a
+ *     window the caller slides forward, and checks every byte against
+ *     the metadata;
  *   - a thin I/O layer (tracedir-io.c): find the session directories
  *     under a path, read and parse their metadata (with a size limit)
  *     and list their stream files.
@@ -198,7 +201,7 @@ struct tracedir_stream {
 	char		 err[TRACEDIR_ERR_MAX]; /* what it is */
 };
 
-/* tracedir.c: the pure core */
+/* tsdl.c: parsing the metadata */
 
 /*
  * Parse 'len' bytes of metadata text (no NUL needed).  On success store
@@ -215,6 +218,8 @@ int	tracedir_meta_parse(const char *text, size_t len, const char *filename,
 /* Free m and everything it owns; NULL is fine. */
 void	tracedir_meta_free(struct tracedir_meta *m);
 
+/* tracedir.c: questions to a parsed metadata */
+
 /* The class with this id, or NULL. */
 const struct tracedir_class *tracedir_meta_class(const struct tracedir_meta *m,
 	    uint32_t id);
@@ -225,6 +230,8 @@ const struct tracedir_class *tracedir_meta_class(const struct tracedir_meta *m,
  * that both print the same times; saturates at the int64_t limits.
  */
 int64_t	tracedir_ns(const struct tracedir_meta *m, uint64_t ticks);
+
+/* tracedir-stream.c: walking a stream */
 
 /*
  * Start a walk over buf[0..len), a whole stream file in memory, read

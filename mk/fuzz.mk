@@ -20,7 +20,8 @@ fuzz_wire_SRCS		:= proto/wire.c
 fuzz_recwalk_SRCS	:= proto/recwalk.c
 fuzz_tevents_SRCS	:= proto/tevents.c proto/text.c
 fuzz_command_SRCS	:= proto/command.c proto/wire.c proto/text.c
-fuzz_tracedir_SRCS	:= ctl/tracedir.c proto/tevents.c
+fuzz_tracedir_SRCS	:= ctl/tsdl.c ctl/tracedir.c ctl/tracedir-stream.c \
+			   proto/tevents.c proto/text.c proto/cause.c
 fuzz_text_SRCS		:= proto/text.c
 fuzz_rundir_SRCS	:= proto/rundir.c
 fuzz_functab_SRCS	:= proto/functab.c

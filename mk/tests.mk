@@ -27,9 +27,13 @@ test_wire_OBJS		:=
 test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
 test_ring_OBJS		:= $(LIB_OBJS)
 test_ctf_OBJS		:= $(O)/daemon/ctf.o
-test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tracedir.o \
+test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tsdl.o \
+			   $(O)/ctl/tracedir.o $(O)/ctl/tracedir-stream.o \
 			   $(O)/ctl/tracedir-io.o
 test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o,$(CTL_OBJS))
+test_readcmd_OBJS	:= $(O)/ctl/readcmd.o $(O)/ctl/reader.o \
+			   $(O)/ctl/pair.o $(O)/ctl/tsdl.o $(O)/ctl/tracedir.o \
+			   $(O)/ctl/tracedir-stream.o $(O)/ctl/tracedir-io.o
 test_config_OBJS	:= $(O)/daemon/config.o
 test_command_OBJS	:=
 test_recwalk_OBJS	:=

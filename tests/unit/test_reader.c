@@ -29,6 +29,7 @@
 
 #include "ctl/export.h"
 #include "ctl/format.h"
+#include "ctl/strbuf.h"
 #include "ctl/reader.h"
 #include "ctl/tracectl.h"
 #include "ctl/tracedir.h"
@@ -271,7 +272,7 @@ t_read_all(const char *traces, struct reader_opts *o, char out[][160],
 			    (unsigned long long)it->lost,
 			    (unsigned long long)it->causes[READER_CAUSE_OTHER],
 			    (unsigned long long)
-			    it->causes[READER_CAUSE_RING_FULL]);
+			    it->causes[TRACED_DROP_RING_FULL]);
 		else if ((f = fmt_compile(it->ev->cls, &nomem)) != NULL) {
 			fmt_render(f, it->ev, &b);
 			fmt_free(f);

@@ -2,18 +2,18 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * Tests of the trace directory reader (ctl/tracedir.c, tracedir-io.c).
- * The traces are real: their metadata comes from the daemon's own
- * ctf_metadata() and their packets from ctf_packet_header() followed by
- * records laid out byte by byte by the rules of proto/ring.h, as a
- * ring holds them.  The reader must give back every event with its
- * values, in order, with the packets' losses; then each hostile case
- * (a truncated packet, a bad magic, sizes that lie, an unknown id, a
- * string without its NUL, time going back, metadata that is not ours)
- * must give an error naming the offset or line, and every prefix and
- * every single-byte corruption of a stream and of a metadata text must
- * end in an error or the end, never in a crash (run under ASan with
- * SANITIZE=1).
+ * Tests of the trace directory reader (ctl/tsdl.c, tracedir.c,
+ * tracedir-stream.c, tracedir-io.c).  The traces are real: their
+ * metadata comes from the daemon's own ctf_metadata() and their packets
+ * from ctf_packet_header() followed by records laid out byte by byte by
+ * the rules of proto/ring.h, as a ring holds them.  The reader must give
+ * back every event with its values, in order, with the packets' losses;
+ * then each hostile case (a truncated packet, a bad magic, sizes that
+ * lie, an unknown id, a string without its NUL, time going back,
+ * metadata that is not ours) must give an error naming the offset or
+ * line, and every prefix and every single-byte corruption of a stream
+ * and of a metadata text must end in an error or the end, never in a
+ * crash (run under ASan with SANITIZE=1).
  */
 #include <sys/stat.h>
 
@@ -458,7 +458,11 @@ test_tracedir_metadata_errors_name_the_line(void **state)
 	    "trace {", 0, "'uuid' of 16 bytes");
 	t_bad_metadata("name = \"traced:lost\";\n\tid = 0;",
 	    "name = \"traced:lost\";\n\tid = 1;", "event {", 0,
-	    "traced:lost must be id 0");
+	    "traced:lost must be id 0 with the uint64 fields count, "
+	    "ring_full, nested, disconnected, paused");
+	t_bad_metadata("traced_u64 paused;", "traced_u64 pause;", "event {", 0,
+	    "traced:lost must be id 0 with the uint64 fields count, "
+	    "ring_full, nested, disconnected, paused");
 	t_bad_metadata("hostname = \"testhost\";", "hostname = \"testhost;",
 	    "hostname", 0, "string not closed");
 	t_bad_metadata("vpid = 4242;", "vpid = 99999999999999999999;",
