@@ -75,7 +75,7 @@ struct rd_file {
 
 /*
  * A thread whose packets a file holds.  The daemon gives the stream of
- * an ended thread to the process's next new one (daemon/client.c), so
+ * an ended thread to the process's next new one (daemon/sring.c), so
  * a stream may hold the packets of several threads, one after the
  * other; each packet names its thread.
  */

@@ -237,7 +237,7 @@ ctf_arg_type(enum tevents_class cls)
  *	    PRIu64 \" ns\"" *\/
  *
  * Every CTF reader skips a comment; tracectl reads it back
- * (ctl/tracedir.c) to print events with their format.  Quotes and
+ * (ctl/tsdl.c) to print events with their format.  Quotes and
  * backslashes are escaped, control and non-ASCII bytes written as octal
  * escapes, and the '/' of a "* /" pair too, so the text cannot end the
  * comment.

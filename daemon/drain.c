@@ -57,18 +57,18 @@
  * carries that to the loop thread, whose warning names it.
  *
  * Metadata first.  A stream must never hold an event its directory's
- * metadata does not describe.  The loop says what the metadata covers
- * (client.c, session_drain_publish()): until the session's first
- * metadata is written no ring of it is read (drain_go), and records
- * are checked against the event table the metadata describes
- * (drain_tab).  A record of a provider that registered since (it is in
- * the session's newest table, evtab) ends the packet before it and
- * waits in the ring until the metadata catches up.
+ * metadata does not describe.  The owner says what the metadata covers
+ * in the ring's feed (pipeline.h; the session layer publishes it,
+ * meta.c session_drain_publish()): until the feed says go, no ring of
+ * it is read, and records are checked against the event table the
+ * metadata describes (feed.tab).  A record of a provider that
+ * registered since (it is in the feed's newest table) ends the packet
+ * before it and waits in the ring until the metadata catches up.
  *
- * Only this thread touches sring.rd, from writeout_add() to the ring's
- * END; the rest of a ring it reads is immutable, except what the loop
- * publishes in the session (drain_go, drain_tab, evtab), which it loads
- * with acquire (the loop stores with release).
+ * Only this thread touches pring.rd, from writeout_add() to the ring's
+ * END; the rest of a ring it reads is immutable, except what the owner
+ * publishes in the feed (go, tab, newest), which it loads with acquire
+ * (the owner stores with release).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -95,7 +95,7 @@
 #define DRAIN_LATE_MIN		(2 * UINT64_C(1000000))		/* ns */
 /*
  * THREAD markers of one ring on their way to the loop at most: a new
- * thread costs the loop some work (client.c sring_handover()), and a
+ * thread costs the loop some work (sring.c sring_handover()), and a
  * client that writes nothing but THREAD records must not keep this
  * thread, which reads every client's rings, or the loop busy.
  */
@@ -147,7 +147,7 @@ static int	drain_thread(struct pring *r);
 static const uint8_t no_uuid[16];
 
 /*
- * The event table the session's metadata describes now (client.c
+ * The event table the feed's metadata describes now (the owner
  * publishes it, release).
  */
 static const struct evtab *
@@ -473,7 +473,7 @@ drain_end(struct pring *r, enum chunk_end how, const char *why,
  * rd.tail is a THREAD record (rd.handover): a new thread goes on in the
  * ring from here (proto/ring.h, Handover).  Its packets name it, and a
  * marker tells the loop, after the last chunk of the thread before,
- * to close that thread's books (client.c sring_handover()).  0, or -1
+ * to close that thread's books (sring.c sring_handover()).  0, or -1
  * when out of memory (the record is read again later).
  */
 static int
@@ -589,7 +589,7 @@ drain_visit(struct pring *r, uint64_t now)
 	const char *why;
 	int rc = 1, want, grow, held;
 
-	/* Not before the session's metadata (client.c): it waits. */
+	/* Not before the feed's metadata (meta.c): it waits. */
 	if (!__atomic_load_n(&r->feed->go, __ATOMIC_ACQUIRE)) {
 		rd->next = now + dr.interval;
 		return;
@@ -774,7 +774,7 @@ drain_main(void *arg)
 			r->rd.order = __atomic_load_n(&r->hdr->order,
 			    __ATOMIC_RELAXED);
 			/* Going on in an ended thread's stream: not before
-			 * its last record (client.c sring_take_stream()). */
+			 * its last record (sring.c sring_take_stream()). */
 			r->rd.last_ts = r->ts_floor;
 			r->rd.tid = r->tid;
 			/* A ring a previous thread used: its losses are told. */

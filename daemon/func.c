@@ -168,9 +168,9 @@ func_bucket_ns(const struct session *s, int bucket)
 /*
  * Write functions/module-<N> for m into session directory 'sdirfd'
  * (named sdir, of session sid, for messages): beside it, then renamed
- * over, made relative to the descriptor and never followed (DESIGN.md
- * section 13), like the metadata.  Any thread: the intake thread writes
- * the big ones.
+ * over, made relative to the descriptor and never followed
+ * (doc/DESIGN.md section 10), like the metadata.  Any thread: the
+ * intake thread writes the big ones.
  */
 static void
 func_module_write_at(int sdirfd, uint32_t sid, const char *sdir,

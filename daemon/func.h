@@ -2,10 +2,10 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * Function tracing in the daemon (DESIGN.md section 14): what a session
- * knows of its process's loaded objects, instrumented functions and
- * tracers (func.c), and the trace-func and tracer rules (the commands
- * that show and change them are cmd-func.c's, in cmd.h).
+ * Function tracing in the daemon (doc/DESIGN.md section 11): what a
+ * session knows of its process's loaded objects, instrumented
+ * functions and tracers (func.c), and the trace-func and tracer rules
+ * (the commands that show and change them are cmd-func.c's, in cmd.h).
  * Daemon-internal; loop thread.
  */
 #ifndef TRACED_DAEMON_FUNC_H

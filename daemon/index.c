@@ -12,16 +12,18 @@
  *
  * One connection, the loop thread's, and prepared statements only (each
  * prepared once and kept).  Nothing here runs on a drain's path: the
- * workers only count events per id into their job, job_complete() hands
- * the counts to index_session_counts(), which adds them up in memory and
- * marks the session dirty.  Dirty sessions are written by a timer once a
- * second, in one transaction; a session's end, a rule change and a
- * trace-file set are written at once, in a transaction that commits at
- * the end of the current loop turn, so that many sessions ending
- * together cost one commit.  Journal in WAL mode, synchronous=NORMAL: a
- * daemon killed at any moment leaves a database that passes
- * integrity_check and holds every transaction committed before the kill
- * (a power failure may lose the last ones, never the file).
+ * drain thread counts events per class into each chunk, and the session
+ * layer adds them up in memory when the chunk comes back (record.c,
+ * record_counts()) and marks the session dirty.  Dirty sessions are
+ * written, through index_put_*() by the writer record.c registers
+ * (index_set_writer()), by a timer once a second, in one transaction;
+ * a session's end, a rule change and a trace-file set are written at
+ * once, in a transaction that commits at the end of the current loop
+ * turn, so that many sessions ending together cost one commit.  Journal
+ * in WAL mode, synchronous=NORMAL: a daemon killed at any moment leaves
+ * a database that passes integrity_check and holds every transaction
+ * committed before the kill (a power failure may lose the last ones,
+ * never the file).
  *
  * A daemon killed with SIGKILL leaves its run and its sessions open.  The
  * next index_open() runs PRAGMA integrity_check (set aside a database

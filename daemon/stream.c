@@ -23,8 +23,8 @@
  *     that events_discarded is exact.
  *   - Each file is a trace of its own (a session's new directory has a
  *     new uuid): the writer puts its file's uuid in every packet.
- *   - A session whose metadata could never be written (given up on:
- *     session.discard_errno) has nothing written: its events are
+ *   - A feed whose metadata could never be written (given up on:
+ *     pfeed.discard_errno) has nothing written: its events are
  *     counted as lost to that error.
  *
  *   - With stream-max-size, a ring's stream in one directory is cut

@@ -2,16 +2,18 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * The writeout pipeline: from the rings of traced programs to CTF
- * stream files, and back to the loop thread with what happened.
+ * The writeout pipeline: from the rings of traced programs to its
+ * consumers (the CTF stream files), and back to the loop thread with
+ * what happened.
  *
  * DESIGN
  *
- *   ring --pread--> drain thread --chunk--> write queue --> writer
- *        (validate, packet)    (staging arena)   (pwritev, sync)
- *                                                     |
- *   loop thread <--------- done list + eventfd -------+
- *   (counts, index, loss warnings, session ends; releases the chunk)
+ *   ring --copy--> drain thread --chunk--> write queue --> writer
+ *        (validate, packet)   (staging arena)    | consumers: stream.c
+ *                                                |  (pwritev, sync)
+ *   loop thread <--------- done list + eventfd --+
+ *   (the owner's chunk_done(): counts, index, loss warnings, ring
+ *   ends; then the chunk is released)
  *
  * Reading a ring and writing its stream are two stages with staging
  * memory between them, so that a slow write (a busy disk, the page
@@ -34,17 +36,24 @@
  * fill meanwhile, and are given back once the stall is over.
  *
  * One drain thread reads every ring: it is cheap (a copy that checks
- * the records as it goes, a few ns per event) and decides when each ring is
- * read by how fast it fills, rather than waiting to be told.  N writers
- * (--workers) write; a ring is written by one writer at a time
- * (wbusy), so its packets stay in order.
+ * the records as it goes, a few ns per event) and decides when each
+ * ring is read by how fast it fills, rather than waiting to be told.
+ * N writers (--workers) write; a ring is written by one writer at a
+ * time (wbusy), so its packets stay in order.  A writer hands a ring's
+ * chunks to each consumer in turn (pipeline.h, struct consumer): the
+ * seam where validated records leave the pipeline, the CTF stream
+ * writer first, the first to report in the chunks.
  *
- * Every ring the loop adds gets exactly one END chunk back, after which
- * no thread but the loop touches it: that is when a ring of an ended
- * session may be freed.  Staging memory is allocated once, in arenas of
- * ARENA_SIZE up to ARENA_KEEP, and reused (the reserve beyond, up to
- * ARENA_MAX, only while it is needed); a chunk's memory is released by
- * the loop thread after it counted the chunk.
+ * The pipeline knows no session: what it must know of one is its feed
+ * (struct pfeed), and what happened goes back through the owner's
+ * callbacks (struct pipeline_owner), on the loop thread.
+ *
+ * Every ring the owner adds gets exactly one END chunk back, after
+ * which no thread but the loop touches it (pring.done): that is when a
+ * ring of an ended session may be freed.  Staging memory is allocated
+ * once, in arenas of ARENA_SIZE up to ARENA_KEEP, and reused (the
+ * reserve beyond, up to ARENA_MAX, only while it is needed); a chunk's
+ * memory is released by the loop thread after its owner counted it.
  *
  * Priorities: losing events is the last resort.  The drain thread and
  * the writers run at the niceness --writeout-nice gives (0 by default:

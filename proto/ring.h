@@ -200,7 +200,7 @@ struct traced_ring_hdr {
 	/* The clock (traced_clock) when its current thread took it, made
 	 * or reused: every record of that thread is stamped at or after
 	 * it, so the daemon may let the thread go on in the stream of one
-	 * that ended before (daemon/client.c).  0: not said. */
+	 * that ended before (daemon/sring.c).  0: not said. */
 	uint64_t	since;
 
 	/* Producer: next free byte.  Store-release after the record's

@@ -5,7 +5,7 @@
  * A ring's memory, made the same way by whoever makes it: the thread
  * that traces (client-lib/ring.c) or the daemon's ring pool
  * (daemon/pool.c), since the daemon checks both by the same rule
- * (daemon/client.c, session_add_ring()).  Proto: no allocation, any
+ * (daemon/sring.c, sring_msg()).  Proto: no allocation, any
  * thread.
  */
 #ifndef TRACED_PROTO_RINGMEM_H

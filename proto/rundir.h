@@ -4,8 +4,8 @@
  *
  * Which daemon a traced program or tracectl may talk to: the runtime
  * directories to try, in order, and whether a directory, a socket and
- * the process listening on it can be trusted (DESIGN.md sections 6 and
- * 13; libtraced(3), FINDING THE DAEMON).  A local user who can make
+ * the process listening on it can be trusted (doc/DESIGN.md section 10;
+ * libtraced(3), FINDING THE DAEMON).  A local user who can make
  * /tmp/traced-0, or a symlink there, or a socket in a directory of
  * theirs, must never receive root's providers and rings, nor answer
  * root's tracectl.

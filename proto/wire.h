@@ -225,7 +225,7 @@ struct traced_msg_spare {
 };
 
 /*
- * Function tracing (DESIGN.md section 14).  A process sends a MODULE for
+ * Function tracing (doc/DESIGN.md section 11).  A process sends a MODULE for
  * each object it has loaded (dl_iterate_phdr order, numbered from 0),
  * so that the session can name addresses offline; a module with
  * instrumented functions is followed by a FUNCS with its function table

@@ -2,7 +2,7 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * Function tracing inside libtraced (DESIGN.md section 14): the parts
+ * Function tracing inside libtraced (doc/DESIGN.md section 11): the parts
  * and what they share.  Not installed.
  *
  *   stub-x86_64.S  the entry stub a patched site calls (through a

@@ -219,8 +219,8 @@ fail:
 
 /*
  * --cflags-func: the flags that give every function a site libtraced
- * patches (see libtraced.pc.in, which has the same, and DESIGN.md
- * section 14).  Exit status like main's.
+ * patches (see libtraced.pc.in, which has the same, and doc/DESIGN.md
+ * section 11).  Exit status like main's.
  */
 static int
 cflags_func(const char *kind)

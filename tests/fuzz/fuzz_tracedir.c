@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The traced authors
  *
  * libFuzzer target: the pure core of tracectl's trace reader
- * (ctl/tracedir.c), on a metadata text and a stream file.  The input is
+ * (ctl/tsdl.c, ctl/tracedir-stream.c), on a metadata text and a stream
+ * file.  The input is
  *
  *   u16 LE  N, the metadata's length
  *   N bytes the metadata text
