@@ -137,7 +137,6 @@ reload_trace_dir(const char *path)
 {
 	char err[PATH_MAX + 256], *p;
 
-	outdir_set_default(settings_trace_dir_default());
 	if (sessions_trace_dir_set(path, "reload", NULL, err,
 	    sizeof(err)) == -1) {
 		log_warnx("SIGHUP: trace-dir: %s (traces still go to %s)", err,
@@ -327,6 +326,8 @@ settings_reload(void)
 	conf.file = nf;
 	conf.file_keys = nkeys;
 	memset(&nf, 0, sizeof(nf));
+	/* 'trace-file set default' goes where the file now says. */
+	outdir_set_default(settings_trace_dir_default());
 out:
 	config_fini(&nf);
 	config_fini(&was);
