@@ -116,6 +116,10 @@ ls "$T/moved"/emit-"$emit"-*/metadata >/dev/null 2>&1 ||
 [ "$(bt "$T/moved" 2>/dev/null | grep -c ':test_tick:' || true)" -gt 0 ] ||
 	fail "no events in the new trace directory"
 ok "SIGHUP: $RELOAD_LINE"
+# 'trace-file set default' goes where the reloaded file says.
+ctl trace-file set default >"$T/default" 2>&1 || fail "set default: $(cat "$T/default")"
+grep -q "tracing to $T/moved" "$T/default" ||
+	fail "trace-file set default after SIGHUP: $(cat "$T/default")"
 
 # A new process gets the new default ring size.
 "$HELPERS/emit" -t 1 -n 5 >/dev/null
