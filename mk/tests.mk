@@ -65,6 +65,17 @@ $(O)/tests/helpers/%: $(O)/tests/helpers/%.o $(O)/gen/helpers/trace.o $(LIBSO)
 	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $< \
 		$(O)/gen/helpers/trace.o -L$(O)/lib -ltraced -Wl,-rpath,$(abspath $(O))/lib
 
+# The hostile helper is more than one file: the rest is in
+# tests/helpers/hostile-parts/ (its own folder, so that no part of it is taken
+# for a helper of its own).
+HOSTILE_OBJS := $(patsubst %.c,$(O)/%.o,$(wildcard tests/helpers/hostile-parts/*.c))
+$(O)/tests/helpers/hostile: $(O)/tests/helpers/hostile.o $(HOSTILE_OBJS) \
+	$(O)/gen/helpers/trace.o $(LIBSO)
+	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ \
+		$(O)/tests/helpers/hostile.o $(HOSTILE_OBJS) \
+		$(O)/gen/helpers/trace.o -L$(O)/lib -ltraced \
+		-Wl,-rpath,$(abspath $(O))/lib
+
 # A plugin for the 'plugins' helper: a shared object with a provider.
 $(eval $(call tracegen_rule,plugin,tests/helpers/plugin/trace-events,$(O)/gen/plugin))
 PLUGIN := $(O)/tests/helpers/plugin.so
