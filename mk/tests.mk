@@ -36,6 +36,10 @@ test_readcmd_OBJS	:= $(O)/ctl/readcmd.o $(O)/ctl/reader.o \
 			   $(O)/ctl/tracedir-stream.o $(O)/ctl/tracedir-io.o
 test_config_OBJS	:= $(O)/daemon/config.o
 test_command_OBJS	:=
+test_control_OBJS	:= $(O)/daemon/control.o $(O)/daemon/reply.o \
+			   $(O)/daemon/limits.o $(O)/daemon/config.o \
+			   $(O)/daemon/sock.o $(O)/daemon/fsdir.o \
+			   $(O)/daemon/log.o $(O)/daemon/dclock.o
 test_recwalk_OBJS	:=
 test_rule_OBJS		:=
 test_rundir_OBJS	:=
