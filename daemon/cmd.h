@@ -101,7 +101,7 @@ uint64_t format_causes(char *buf, size_t size, const uint64_t *lost);
 /* control.c */
 int	control_listen(struct event_base *base, int fd);
 void	control_close_all(void);
-void	ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
+int	ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
 	    size_t body_len, const char *text, size_t text_len);
 int	ctlconn_cut(const struct ctlconn *c);
 uid_t	ctlconn_uid(const struct ctlconn *c);

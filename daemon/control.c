@@ -151,9 +151,10 @@ ctlconn_write(struct ctlconn *c)
  * (cut to fit a message).  Lines past the uid's limit are dropped, and
  * from then on the reply is cut (ctlconn_cut()); the end message always
  * goes out, to say so.  Written by ctlconn_ended() or as the socket
- * takes it.
+ * takes it.  Returns 0 if it is queued, -1 if it was dropped (cut, or
+ * out of memory: logged).
  */
-void
+int
 ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
     size_t body_len, const char *text, size_t text_len)
 {
@@ -174,7 +175,7 @@ ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
 		if (c->cut || limits_take(c->uid, LIMIT_CONTROL_OUTPUT, len,
 		    0, why, sizeof(why)) == -1) {
 			c->cut = 1;
-			return;
+			return -1;
 		}
 	} else
 		limits_force(c->uid, LIMIT_CONTROL_OUTPUT, len);
@@ -182,7 +183,9 @@ ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
 	if (o == NULL) {
 		limits_put(c->uid, LIMIT_CONTROL_OUTPUT, len, 0);
 		log_warn("control reply");
-		return;
+		if (type != TRACED_MSG_CTL_END)
+			c->cut = 1;	/* the end says the reply is short */
+		return -1;
 	}
 	c->queued += len;
 	wire_hdr_init(&h, type, (uint32_t)len);
@@ -195,6 +198,7 @@ ctlconn_send(struct ctlconn *c, uint32_t type, const void *body,
 	o->next = NULL;
 	*c->out_tail = o;
 	c->out_tail = &o->next;
+	return 0;
 }
 
 /* Is c's reply over its uid's limit, its lines dropped? */
@@ -289,11 +293,18 @@ control_io_cb(int fd, short what, void *arg)
 	}
 	if (what & EV_READ) {
 		if (c->r != NULL) {
-			/* One request per connection: EOF or junk ends it. */
+			/*
+			 * One request per connection: EOF (or an error)
+			 * ends it, anything more it sends is dropped.
+			 * recv() leaves errno as it was when it returns
+			 * 0: only -1 may be "not now".
+			 */
 			char junk[64];
+			ssize_t n = recv(c->fd, junk, sizeof(junk),
+			    MSG_DONTWAIT);
 
-			if (recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0
-			    && errno != EAGAIN)
+			if (n == 0 || (n == -1 && errno != EAGAIN &&
+			    errno != EINTR))
 				ctlconn_free(c);
 			return;
 		}

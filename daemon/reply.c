@@ -135,8 +135,10 @@ reply_line(struct reply *r, const char *fmt, ...)
 		return;
 	if ((size_t)n >= sizeof(buf))
 		n = sizeof(buf) - 1;
-	ctlconn_send(r->c, TRACED_MSG_CTL_LINE, NULL, 0, buf, (size_t)n);
-	r->count++;
+	/* The end's count is of the lines that went out (tracectl checks). */
+	if (ctlconn_send(r->c, TRACED_MSG_CTL_LINE, NULL, 0, buf,
+	    (size_t)n) == 0)
+		r->count++;
 }
 
 /*
@@ -162,8 +164,9 @@ reply_item(struct reply *r, json_t *o)
 		    "short");
 		return;
 	}
-	ctlconn_send(r->c, TRACED_MSG_CTL_LINE, NULL, 0, text, strlen(text));
-	r->count++;
+	if (ctlconn_send(r->c, TRACED_MSG_CTL_LINE, NULL, 0, text,
+	    strlen(text)) == 0)
+		r->count++;
 	free(text);
 }
 

@@ -221,21 +221,6 @@ t_tick_cb(int fd, short what, void *arg)
 	(void)arg;
 }
 
-/*
- * A test of a bug found and not fixed yet, named in 'what': skipped
- * unless TRACED_TEST_KNOWN_BUGS is set in the environment, so that
- * check-unit passes meanwhile; the fix deletes the call.
- */
-static void
-t_known_bug(const char *what)
-{
-	if (getenv("TRACED_TEST_KNOWN_BUGS") != NULL)
-		return;
-	print_message("known bug, skipped (TRACED_TEST_KNOWN_BUGS=1 runs "
-	    "it): %s\n", what);
-	skip();
-}
-
 /* One turn of the loop, unless the deadline has passed: then fail. */
 static void
 t_pump(int64_t deadline, const char *waiting_for)
@@ -757,8 +742,6 @@ test_control_cut_reply_counts_lines_sent(void **state)
 	int fd;
 
 	(void)state;
-	t_known_bug("reply_line()/reply_item() count the line that "
-	    "ctlconn_send() dropped at the limit");
 	cfg.limit[LIMIT_CONTROL_OUTPUT] = 1000;
 	fd = t_connect();
 	t_request(fd, 0, "flood", NULL);
@@ -1013,8 +996,6 @@ test_control_eof_whatever_errno_was(void **state)
 	int fd;
 
 	(void)state;
-	t_known_bug("control_io_cb() tests a stale errno after recv() "
-	    "returned 0");
 	fd = t_connect();
 	t_request(fd, 0, "wait", "0", NULL);
 	t_pump_until(&f.calls, 1, "the handler to run");
