@@ -42,6 +42,8 @@ test_control_OBJS	:= $(O)/daemon/control.o $(O)/daemon/reply.o \
 			   $(O)/daemon/log.o $(O)/daemon/dclock.o
 test_recwalk_OBJS	:=
 test_rule_OBJS		:=
+test_state_OBJS		:= $(O)/daemon/state.o
+test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o
 test_rundir_OBJS	:=
 test_functab_OBJS	:=
 test_functrace_OBJS	:= $(LIB_OBJS)
