@@ -44,6 +44,7 @@ test_recwalk_OBJS	:=
 test_rule_OBJS		:=
 test_state_OBJS		:= $(O)/daemon/state.o
 test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o
+test_stream_OBJS	:= $(O)/daemon/stream.o $(O)/daemon/ctf.o
 test_rundir_OBJS	:=
 test_functab_OBJS	:=
 test_functrace_OBJS	:= $(LIB_OBJS)
