@@ -761,6 +761,8 @@ drain_main(void *arg)
 	int stop, rc;
 
 	worker_self("traced-drain", wo->nice);
+	/* A pipeline of its own: nothing of one before (a test's). */
+	memset(&dr, 0, sizeof(dr));
 	TAILQ_INIT(&dr.rings);
 
 	pthread_mutex_lock(&wo->lock);
@@ -837,5 +839,8 @@ drain_main(void *arg)
 	pthread_mutex_unlock(&wo->lock);
 	free(dr.counts);
 	free(dr.touched);
+	dr.counts = NULL;
+	dr.touched = NULL;
+	dr.ncap = 0;
 	return NULL;
 }
