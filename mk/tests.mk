@@ -45,6 +45,9 @@ test_rule_OBJS		:=
 test_state_OBJS		:= $(O)/daemon/state.o
 test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o
 test_stream_OBJS	:= $(O)/daemon/stream.o $(O)/daemon/ctf.o
+test_drain_OBJS		:= $(O)/daemon/drain.o $(O)/daemon/worker.o \
+			   $(O)/daemon/dclock.o $(O)/daemon/log.o \
+			   $(O)/daemon/ctf.o
 test_writeout_OBJS	:= $(O)/daemon/writeout.o $(O)/daemon/drain.o \
 			   $(O)/daemon/worker.o $(O)/daemon/dclock.o \
 			   $(O)/daemon/log.o $(O)/daemon/ctf.o
