@@ -44,6 +44,8 @@ test_recwalk_OBJS	:=
 test_rule_OBJS		:=
 test_state_OBJS		:= $(O)/daemon/state.o
 test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o
+test_outdir_OBJS	:= $(O)/daemon/outdir.o $(O)/daemon/fsdir.o \
+			   $(O)/daemon/log.o $(O)/daemon/dclock.o
 test_stream_OBJS	:= $(O)/daemon/stream.o $(O)/daemon/ctf.o
 test_drain_OBJS		:= $(O)/daemon/drain.o $(O)/daemon/worker.o \
 			   $(O)/daemon/dclock.o $(O)/daemon/log.o \
