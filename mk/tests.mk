@@ -42,6 +42,8 @@ test_state_OBJS		:= $(O)/daemon/state.o $(O)/daemon/limits.o \
 			   $(O)/daemon/config.o $(O)/daemon/log.o
 test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o \
 			   $(O)/daemon/log.o
+test_outdir_OBJS	:= $(O)/daemon/outdir.o $(O)/daemon/fsdir.o \
+			   $(O)/daemon/log.o
 test_rundir_OBJS	:=
 test_functab_OBJS	:=
 test_functrace_OBJS	:= $(LIB_OBJS)
