@@ -44,6 +44,8 @@ test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o \
 			   $(O)/daemon/log.o
 test_outdir_OBJS	:= $(O)/daemon/outdir.o $(O)/daemon/fsdir.o \
 			   $(O)/daemon/log.o
+test_intake_OBJS	:= $(O)/daemon/intake.o $(O)/daemon/worker.o \
+			   $(O)/daemon/log.o
 test_rundir_OBJS	:=
 test_functab_OBJS	:=
 test_functrace_OBJS	:= $(LIB_OBJS)
