@@ -39,6 +39,7 @@
 #define FD_RESERVE	256	/* limits.c's LIMITS_FD_RESERVE */
 #define LOG_BURST	50	/* limits.c's: lines a uid may log at once */
 #define LOG_RATE	5	/* and then a second */
+#define T_DAEMON_UID	19999	/* the daemon's user, when run as root */
 
 static uint64_t t_now = 1000 * NS;
 
@@ -114,6 +115,27 @@ t_other(unsigned n)
 	return uid == geteuid() ? uid + 1000 : uid;
 }
 
+/*
+ * Be a daemon whose user is not root, and return its uid: as root, the
+ * test takes another effective uid (its real uid stays root, to come
+ * back with t_as_root()); as another user, it is one already.
+ */
+static uid_t
+t_as_daemon(void)
+{
+	if (geteuid() == 0)
+		assert_int_equal(seteuid(T_DAEMON_UID), 0);
+	assert_int_not_equal(geteuid(), 0);
+	return geteuid();
+}
+
+static void
+t_as_root(void)
+{
+	if (getuid() == 0 && geteuid() != 0)
+		assert_int_equal(seteuid(0), 0);
+}
+
 /* The descriptors limits_init() found the daemon may have. */
 static uint64_t
 t_fd_limit(void)
@@ -152,6 +174,7 @@ teardown(void **state)
 {
 	(void)state;
 	free(t_captured());		/* if a test failed capturing */
+	t_as_root();
 	memcpy(cfg.limit, t_defaults, sizeof(cfg.limit));
 	return 0;
 }
@@ -309,7 +332,7 @@ test_limits_force_goes_past_and_put_balances(void **state)
 static void
 test_limits_last_descriptors_kept_for_root_and_the_daemon(void **state)
 {
-	uid_t a = t_other(9), b = t_other(10);
+	uid_t a = t_other(9), b = t_other(10), d;
 	uint64_t fd_limit = t_fd_limit();
 	unsigned all;
 	char why[512] = "";
@@ -338,18 +361,24 @@ test_limits_last_descriptors_kept_for_root_and_the_daemon(void **state)
 	assert_int_equal(limits_take(b, LIMIT_SESSIONS, 1, 0, why,
 	    sizeof(why)), 0);
 
-	/* Root and the daemon's uid may take from the reserve. */
+	/* Root and the daemon's uid (root or not) may take the reserve. */
 	assert_int_equal(limits_take(0, LIMIT_SESSIONS, 1, FD_RESERVE / 2,
 	    why, sizeof(why)), 0);
-	assert_int_equal(limits_take(geteuid(), LIMIT_SESSIONS, 1, 1, why,
+	d = t_as_daemon();
+	assert_int_equal(limits_take(d, LIMIT_SESSIONS, 1, 1, why,
 	    sizeof(why)), 0);
+	assert_int_equal(limits_take(0, LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), 0);
+	assert_int_equal(limits_take(b, LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), -1);
+	t_as_root();
 
 	/* Given back, the others' descriptors are there again. */
 	limits_put(b, LIMIT_SESSIONS, 2, 1);
 	assert_int_equal(limits_take(t_other(11), LIMIT_SESSIONS, 1, 1, why,
 	    sizeof(why)), -1);
-	limits_put(0, LIMIT_SESSIONS, 1, FD_RESERVE / 2);
-	limits_put(geteuid(), LIMIT_SESSIONS, 1, 1);
+	limits_put(0, LIMIT_SESSIONS, 2, FD_RESERVE / 2 + 1);
+	limits_put(d, LIMIT_SESSIONS, 1, 1);
 	assert_int_equal(limits_take(t_other(11), LIMIT_SESSIONS, 1, 1, why,
 	    sizeof(why)), 0);
 	limits_put(t_other(11), LIMIT_SESSIONS, 1, 1);
@@ -444,13 +473,18 @@ test_limits_log_budget_refills_up_to_the_burst(void **state)
 static void
 test_limits_log_root_and_daemon_unbudgeted(void **state)
 {
+	uid_t d;
 	int i;
 
 	(void)state;
-	for (i = 0; i < 10 * LOG_BURST; i++) {
+	for (i = 0; i < 10 * LOG_BURST; i++)
 		assert_int_equal(limits_log_ok(0), 1);
-		assert_int_equal(limits_log_ok(geteuid()), 1);
+	d = t_as_daemon();
+	for (i = 0; i < 10 * LOG_BURST; i++) {
+		assert_int_equal(limits_log_ok(d), 1);
+		assert_int_equal(limits_log_ok(0), 1);
 	}
+	t_as_root();
 }
 
 #define T(f)	cmocka_unit_test_teardown(f, teardown)
