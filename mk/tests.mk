@@ -42,10 +42,14 @@ test_control_OBJS	:= $(O)/daemon/control.o $(O)/daemon/reply.o \
 			   $(O)/daemon/log.o $(O)/daemon/dclock.o
 test_recwalk_OBJS	:=
 test_rule_OBJS		:=
-test_state_OBJS		:= $(O)/daemon/state.o
-test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o
+test_state_OBJS		:= $(O)/daemon/state.o $(O)/daemon/limits.o \
+			   $(O)/daemon/config.o $(O)/daemon/log.o
+test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o \
+			   $(O)/daemon/log.o
 test_outdir_OBJS	:= $(O)/daemon/outdir.o $(O)/daemon/fsdir.o \
-			   $(O)/daemon/log.o $(O)/daemon/dclock.o
+			   $(O)/daemon/log.o
+test_intake_OBJS	:= $(O)/daemon/intake.o $(O)/daemon/worker.o \
+			   $(O)/daemon/log.o
 test_stream_OBJS	:= $(O)/daemon/stream.o $(O)/daemon/ctf.o
 test_drain_OBJS		:= $(O)/daemon/drain.o $(O)/daemon/worker.o \
 			   $(O)/daemon/dclock.o $(O)/daemon/log.o \

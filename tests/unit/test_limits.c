@@ -2,16 +2,21 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * Tests of daemon/limits.c, what each uid holds of the daemon: charges
- * taken and given back, a refusal that names the setting and charges
- * nothing, one uid's use leaving another's alone, what must go out
- * charged past the limit, the descriptors kept for root, and the
- * budget of log lines a uid's clients may cause.
+ * Tests of daemon/limits.c, what each uid holds of the daemon: a charge
+ * up to the setting and a refusal past it that names the setting, what
+ * is given back, what is forced past it, one uid's charges apart from
+ * another's, the last descriptors kept for root and the daemon's own
+ * uid, and the budget of log lines a uid's clients may cause: spent,
+ * the lines dropped and then summed up in one line, refilled as time
+ * goes, never past the burst.
  *
- * Linked with limits.o and config.o (the settings and their names).
- * The test stands in for the clock (an injectable now_ns()) and the
- * log (each line kept, to be read back).
+ * Linked with the real settings (config.c: cfg and the setting names)
+ * and log (log.c, whose lines the tests read back from a memfd put in
+ * place of stderr).  The clock is the test's: now_ns() answers t_now,
+ * which the tests move.  The accounting is process-wide, so each test
+ * uses uids of its own and gives back what it took.
  */
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <setjmp.h>
@@ -19,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -30,13 +35,15 @@
 #include "daemon/limits.h"
 #include "daemon/log.h"
 
-#define U1	1000		/* two users, neither root nor us */
-#define U2	1001
+#define NS		UINT64_C(1000000000)
+#define FD_RESERVE	256	/* limits.c's LIMITS_FD_RESERVE */
+#define LOG_BURST	50	/* limits.c's: lines a uid may log at once */
+#define LOG_RATE	5	/* and then a second */
+#define T_DAEMON_UID	19999	/* the daemon's user, when run as root */
 
-static uint64_t t_now = UINT64_C(5000000000);
-static unsigned t_nlines;
-static char t_last[2048];
+static uint64_t t_now = 1000 * NS;
 
+/* In place of dclock.c: the test's clock. */
 uint64_t
 now_ns(int clock)
 {
@@ -44,238 +51,459 @@ now_ns(int clock)
 	return t_now;
 }
 
+/* stderr, into a memfd while a test reads what was logged. */
+static struct {
+	int	 saved;			/* the real stderr, or -1 */
+	int	 fd;
+} t_err = { -1, -1 };
+
 static void
-t_log(const char *fmt, va_list ap)
+t_capture(void)
 {
-	vsnprintf(t_last, sizeof(t_last), fmt, ap);
-	t_nlines++;
+	t_err.fd = memfd_create("stderr", MFD_CLOEXEC);
+	assert_int_not_equal(t_err.fd, -1);
+	t_err.saved = dup(STDERR_FILENO);
+	assert_int_not_equal(t_err.saved, -1);
+	assert_int_not_equal(dup2(t_err.fd, STDERR_FILENO), -1);
 }
 
-void
-log_warnx(const char *fmt, ...)
+/*
+ * Stop capturing; what was logged meanwhile, NUL-terminated, in a
+ * buffer the caller frees.
+ */
+static char *
+t_captured(void)
 {
-	va_list ap;
+	off_t size;
+	char *buf;
+	ssize_t n;
 
-	va_start(ap, fmt);
-	t_log(fmt, ap);
-	va_end(ap);
+	if (t_err.saved == -1)
+		return NULL;
+	dup2(t_err.saved, STDERR_FILENO);
+	close(t_err.saved);
+	t_err.saved = -1;
+	size = lseek(t_err.fd, 0, SEEK_END);
+	buf = malloc((size_t)size + 1);
+	if (buf != NULL) {
+		n = pread(t_err.fd, buf, (size_t)size, 0);
+		buf[n > 0 ? n : 0] = '\0';
+	}
+	close(t_err.fd);
+	return buf;
 }
 
-void
-log_info(const char *fmt, ...)
+/* How many times 'what' is in 's'. */
+static unsigned
+t_count(const char *s, const char *what)
 {
-	va_list ap;
+	unsigned n = 0;
 
-	va_start(ap, fmt);
-	t_log(fmt, ap);
-	va_end(ap);
+	while ((s = strstr(s, what)) != NULL) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
 }
+
+/* The n-th uid that is neither root nor the daemon's. */
+static uid_t
+t_other(unsigned n)
+{
+	uid_t uid = 20000 + n;
+
+	return uid == geteuid() ? uid + 1000 : uid;
+}
+
+/*
+ * Be a daemon whose user is not root, and return its uid: as root, the
+ * test takes another effective uid (its real uid stays root, to come
+ * back with t_as_root()); as another user, it is one already.
+ */
+static uid_t
+t_as_daemon(void)
+{
+	if (geteuid() == 0)
+		assert_int_equal(seteuid(T_DAEMON_UID), 0);
+	assert_int_not_equal(geteuid(), 0);
+	return geteuid();
+}
+
+static void
+t_as_root(void)
+{
+	if (getuid() == 0 && geteuid() != 0)
+		assert_int_equal(seteuid(0), 0);
+}
+
+/* The descriptors limits_init() found the daemon may have. */
+static uint64_t
+t_fd_limit(void)
+{
+	struct rlimit rl;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	return rl.rlim_cur == RLIM_INFINITY ? 1u << 20 : rl.rlim_cur;
+}
+
+/* The settings' defaults, which each test starts from. */
+static uint64_t t_defaults[LIMIT_N];
 
 static int
-setup(void **state)
+group_setup(void **state)
 {
 	(void)state;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.limit[LIMIT_RINGS] = 4;
-	cfg.limit[LIMIT_SESSIONS] = 1000;
-	t_nlines = 0;
-	t_last[0] = '\0';
+	log_init();
+	limits_init();
+	if (config_defaults(&cfg, 1) == -1)
+		return -1;
+	memcpy(t_defaults, cfg.limit, sizeof(t_defaults));
 	return 0;
 }
 
-static void
-test_limits_take_put_held(void **state)
+static int
+group_teardown(void **state)
 {
-	char why[256];
-
 	(void)state;
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 3, 0, why,
-	    sizeof(why)), 0);
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 3);
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 1, 0, why,
-	    sizeof(why)), 0);
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 4);
-	limits_put(U1, LIMIT_RINGS, 4, 0);
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 0);
-	/* Giving back more than held does not wrap around. */
-	limits_put(U1, LIMIT_RINGS, 9, 0);
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 0);
+	config_fini(&cfg);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	free(t_captured());		/* if a test failed capturing */
+	t_as_root();
+	memcpy(cfg.limit, t_defaults, sizeof(cfg.limit));
+	return 0;
+}
+
+/* Does 'why' hold what printf would make of fmt? */
+static void
+t_says(const char *why, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+t_says(const char *why, const char *fmt, ...)
+{
+	char want[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	if (strstr(why, want) == NULL)
+		fail_msg("wanted \"%s\" in: %s", want, why);
 }
 
 static void
-test_limits_refusal_names_the_setting_and_charges_nothing(void **state)
+test_limits_take_charges_up_to_the_setting(void **state)
 {
-	char why[256];
+	uid_t u = t_other(1);
+	char why[512] = "";
 
 	(void)state;
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 3, 0, why,
+	cfg.limit[LIMIT_RINGS] = 3;
+	assert_int_equal(limits_held(u, LIMIT_RINGS), 0);
+	assert_int_equal(limits_take(u, LIMIT_RINGS, 2, 0, why,
 	    sizeof(why)), 0);
-	why[0] = '\0';
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 2, 0, why,
+	assert_int_equal(limits_take(u, LIMIT_RINGS, 1, 0, why,
+	    sizeof(why)), 0);
+	assert_int_equal(limits_held(u, LIMIT_RINGS), 3);
+	/* Other limits are not touched. */
+	assert_int_equal(limits_held(u, LIMIT_SESSIONS), 0);
+
+	assert_int_equal(limits_take(u, LIMIT_RINGS, 1, 0, why,
 	    sizeof(why)), -1);
-	assert_non_null(strstr(why, "uid 1000 holds 3 of its "
-	    "rings-per-uid limit (4"));
-	assert_non_null(strstr(why, "--set rings-per-uid=N"));
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 3);
-	/* Asking for more than the limit at once is refused too. */
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, UINT64_MAX, 0, why,
-	    sizeof(why)), -1);
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 3);
-	limits_put(U1, LIMIT_RINGS, 3, 0);
+	assert_int_equal(limits_held(u, LIMIT_RINGS), 3);
+	/* Who, how much, the setting and how to raise it. */
+	t_says(why, "uid %u holds 3 of its rings-per-uid limit (3;",
+	    (unsigned)u);
+	t_says(why, "--set rings-per-uid=N");
+	limits_put(u, LIMIT_RINGS, 3, 0);
+	assert_int_equal(limits_held(u, LIMIT_RINGS), 0);
 }
 
 static void
-test_limits_one_uid_leaves_another_alone(void **state)
+test_limits_refusal_names_each_setting(void **state)
 {
-	char why[256];
+	uid_t u = t_other(2);
+	char why[512];
+	int l;
 
 	(void)state;
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 4, 0, why,
+	for (l = 0; l < LIMIT_N; l++) {
+		cfg.limit[l] = 10;
+		why[0] = '\0';
+		assert_int_equal(limits_take(u, l, 11, 0, why,
+		    sizeof(why)), -1);
+		t_says(why, "%s", config_limit_name(l));
+		assert_int_equal(limits_held(u, l), 0);
+	}
+	/* Even a charge so large it would wrap past the limit. */
+	assert_int_equal(limits_take(u, LIMIT_RING_BYTES, 5, 0, why,
 	    sizeof(why)), 0);
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 1, 0, why,
-	    sizeof(why)), -1);
-	assert_int_equal(limits_take(U2, LIMIT_RINGS, 4, 0, why,
-	    sizeof(why)), 0);
-	assert_int_equal(limits_held(U2, LIMIT_RINGS), 4);
-	/* A limit is its own: rings full, sessions still free. */
-	assert_int_equal(limits_take(U1, LIMIT_SESSIONS, 1, 0, why,
-	    sizeof(why)), 0);
-	limits_put(U1, LIMIT_RINGS, 4, 0);
-	limits_put(U2, LIMIT_RINGS, 4, 0);
-	limits_put(U1, LIMIT_SESSIONS, 1, 0);
+	assert_int_equal(limits_take(u, LIMIT_RING_BYTES, UINT64_MAX - 2, 0,
+	    why, sizeof(why)), -1);
+	t_says(why, "ring-bytes-per-uid");
+	assert_int_equal(limits_held(u, LIMIT_RING_BYTES), 5);
+	limits_put(u, LIMIT_RING_BYTES, 5, 0);
 }
 
 static void
-test_limits_force_goes_past_and_balances(void **state)
+test_limits_put_gives_back(void **state)
 {
-	char why[256];
+	uid_t u = t_other(3);
+	char why[512];
 
 	(void)state;
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 4, 0, why,
+	cfg.limit[LIMIT_SESSIONS] = 4;
+	assert_int_equal(limits_take(u, LIMIT_SESSIONS, 4, 0, why,
 	    sizeof(why)), 0);
-	limits_force(U1, LIMIT_RINGS, 10);
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 14);
-	assert_int_equal(limits_take(U1, LIMIT_RINGS, 1, 0, why,
+	assert_int_equal(limits_take(u, LIMIT_SESSIONS, 1, 0, why,
 	    sizeof(why)), -1);
-	limits_put(U1, LIMIT_RINGS, 10, 0);
-	limits_put(U1, LIMIT_RINGS, 4, 0);
-	assert_int_equal(limits_held(U1, LIMIT_RINGS), 0);
+	limits_put(u, LIMIT_SESSIONS, 3, 0);
+	assert_int_equal(limits_held(u, LIMIT_SESSIONS), 1);
+	/* What was given back may be taken again. */
+	assert_int_equal(limits_take(u, LIMIT_SESSIONS, 3, 0, why,
+	    sizeof(why)), 0);
+	assert_int_equal(limits_held(u, LIMIT_SESSIONS), 4);
+	/* Giving back more than held leaves nothing, not a wrapped count. */
+	limits_put(u, LIMIT_SESSIONS, 10, 0);
+	assert_int_equal(limits_held(u, LIMIT_SESSIONS), 0);
+	assert_int_equal(limits_take(u, LIMIT_SESSIONS, 4, 0, why,
+	    sizeof(why)), 0);
+	limits_put(u, LIMIT_SESSIONS, 4, 0);
+	/* A uid that never took anything: nothing happens. */
+	limits_put(t_other(4), LIMIT_SESSIONS, 1, 1);
+	assert_int_equal(limits_held(t_other(4), LIMIT_SESSIONS), 0);
 }
 
 static void
-test_limits_last_descriptors_kept_for_root(void **state)
+test_limits_are_per_uid(void **state)
 {
-	struct rlimit rl;
-	char why[256];
-	uint64_t limit;
+	uid_t a = t_other(5), b = t_other(6);
+	char why[512];
 
 	(void)state;
-	/* The daemon raised its limit to the hard one: lower both. */
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 2048)
-		limit = rl.rlim_max;
-	else
-		limit = 2048;
-	if (limit < 1024)
-		skip();		/* too few to tell the reserve apart */
-	rl.rlim_cur = rl.rlim_max = limit;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
-	limits_init();
-	/* A user may take descriptors up to the reserve of 256... */
-	assert_int_equal(limits_take(U1, LIMIT_SESSIONS, 1,
-	    (unsigned)(limit - 256 - 10), why, sizeof(why)), 0);
-	assert_int_equal(limits_take(U2, LIMIT_SESSIONS, 1, 10, why,
+	cfg.limit[LIMIT_EVENT_CLASSES] = 100;
+	assert_int_equal(limits_take(a, LIMIT_EVENT_CLASSES, 100, 0, why,
 	    sizeof(why)), 0);
-	/* ... not into it, whichever user asks. */
-	why[0] = '\0';
-	assert_int_equal(limits_take(U2, LIMIT_SESSIONS, 1, 1, why,
+	assert_int_equal(limits_take(a, LIMIT_EVENT_CLASSES, 1, 0, why,
 	    sizeof(why)), -1);
-	assert_non_null(strstr(why, "short of descriptors"));
-	assert_non_null(strstr(why, "LimitNOFILE="));
-	assert_int_equal(limits_held(U2, LIMIT_SESSIONS), 1);
-	/* Root may (and the daemon's own uid, which root is here). */
-	assert_int_equal(limits_take(0, LIMIT_SESSIONS, 1, 100, why,
+	/* a at its limit does not hold b back. */
+	assert_int_equal(limits_take(b, LIMIT_EVENT_CLASSES, 100, 0, why,
 	    sizeof(why)), 0);
-	/* Given back, a user may take them again. */
-	limits_put(U1, LIMIT_SESSIONS, 1, (unsigned)(limit - 256 - 10));
-	assert_int_equal(limits_take(U2, LIMIT_SESSIONS, 1, 1, why,
-	    sizeof(why)), 0);
-	limits_put(U2, LIMIT_SESSIONS, 2, 11);
-	limits_put(0, LIMIT_SESSIONS, 1, 100);
+	assert_int_equal(limits_held(a, LIMIT_EVENT_CLASSES), 100);
+	assert_int_equal(limits_held(b, LIMIT_EVENT_CLASSES), 100);
+	limits_put(a, LIMIT_EVENT_CLASSES, 100, 0);
+	assert_int_equal(limits_held(b, LIMIT_EVENT_CLASSES), 100);
+	limits_put(b, LIMIT_EVENT_CLASSES, 100, 0);
 }
 
 static void
-test_limits_log_budget_then_a_summary(void **state)
+test_limits_force_goes_past_and_put_balances(void **state)
 {
-	unsigned i, before;
+	uid_t u = t_other(7);
+	char why[512];
 
 	(void)state;
-	/* A burst of 50 lines is logged, the rest counted. */
-	for (i = 0; i < 80; i++)
-		limits_logx(U1, "line %u", i);
-	assert_int_equal(t_nlines, 50);
-	assert_string_equal(t_last, "line 49");
+	cfg.limit[LIMIT_CONTROL_OUTPUT] = 100;
+	assert_int_equal(limits_take(u, LIMIT_CONTROL_OUTPUT, 90, 0, why,
+	    sizeof(why)), 0);
+	/* The end of a reply must go out, whatever the limit. */
+	limits_force(u, LIMIT_CONTROL_OUTPUT, 50);
+	assert_int_equal(limits_held(u, LIMIT_CONTROL_OUTPUT), 140);
+	assert_int_equal(limits_take(u, LIMIT_CONTROL_OUTPUT, 1, 0, why,
+	    sizeof(why)), -1);
+	t_says(why, "holds 140 of its control-output-per-uid limit (100;");
+	limits_put(u, LIMIT_CONTROL_OUTPUT, 50, 0);
+	assert_int_equal(limits_take(u, LIMIT_CONTROL_OUTPUT, 10, 0, why,
+	    sizeof(why)), 0);
+	limits_put(u, LIMIT_CONTROL_OUTPUT, 100, 0);
+	assert_int_equal(limits_held(u, LIMIT_CONTROL_OUTPUT), 0);
+	/* A uid seen for the first time can be forced too. */
+	limits_force(t_other(8), LIMIT_CONTROL_OUTPUT, 7);
+	assert_int_equal(limits_held(t_other(8), LIMIT_CONTROL_OUTPUT), 7);
+	limits_put(t_other(8), LIMIT_CONTROL_OUTPUT, 7, 0);
+}
+
+static void
+test_limits_last_descriptors_kept_for_root_and_the_daemon(void **state)
+{
+	uid_t a = t_other(9), b = t_other(10), d;
+	uint64_t fd_limit = t_fd_limit();
+	unsigned all;
+	char why[512] = "";
+
+	(void)state;
+	assert_true(fd_limit > FD_RESERVE + 2);
+	all = (unsigned)(fd_limit - FD_RESERVE);
+	cfg.limit[LIMIT_SESSIONS] = 10;
+	/* Others may take all but the reserve... */
+	assert_int_equal(limits_take(a, LIMIT_SESSIONS, 1, all - 1, why,
+	    sizeof(why)), 0);
+	assert_int_equal(limits_take(b, LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), 0);
+	/* ...and no more, whichever uid asks. */
+	assert_int_equal(limits_take(b, LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), -1);
+	t_says(why, "short of descriptors (%u of %u held by clients; the "
+	    "last %u are kept for root)", all, (unsigned)fd_limit,
+	    FD_RESERVE);
+	assert_int_equal(limits_take(t_other(11), LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), -1);
+	/* The refusal charged nothing. */
+	assert_int_equal(limits_held(b, LIMIT_SESSIONS), 1);
+	assert_int_equal(limits_held(t_other(11), LIMIT_SESSIONS), 0);
+	/* A charge with no descriptor still goes through. */
+	assert_int_equal(limits_take(b, LIMIT_SESSIONS, 1, 0, why,
+	    sizeof(why)), 0);
+
+	/* Root and the daemon's uid (root or not) may take the reserve. */
+	assert_int_equal(limits_take(0, LIMIT_SESSIONS, 1, FD_RESERVE / 2,
+	    why, sizeof(why)), 0);
+	d = t_as_daemon();
+	assert_int_equal(limits_take(d, LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), 0);
+	assert_int_equal(limits_take(0, LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), 0);
+	assert_int_equal(limits_take(b, LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), -1);
+	t_as_root();
+
+	/* Given back, the others' descriptors are there again. */
+	limits_put(b, LIMIT_SESSIONS, 2, 1);
+	assert_int_equal(limits_take(t_other(11), LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), -1);
+	limits_put(0, LIMIT_SESSIONS, 2, FD_RESERVE / 2 + 1);
+	limits_put(d, LIMIT_SESSIONS, 1, 1);
+	assert_int_equal(limits_take(t_other(11), LIMIT_SESSIONS, 1, 1, why,
+	    sizeof(why)), 0);
+	limits_put(t_other(11), LIMIT_SESSIONS, 1, 1);
+	limits_put(a, LIMIT_SESSIONS, 1, all - 1);
+	assert_int_equal(limits_take(b, LIMIT_SESSIONS, 1, all, why,
+	    sizeof(why)), 0);
+	limits_put(b, LIMIT_SESSIONS, 1, all);
+}
+
+static void
+test_limits_log_budget_drops_then_sums_up(void **state)
+{
+	uid_t u = t_other(12);
+	char *log;
+	int i;
+
+	(void)state;
+	t_capture();
+	for (i = 0; i < LOG_BURST + 10; i++)
+		limits_logx(u, "client line %d", i);
+	log = t_captured();
+	assert_non_null(log);
+	/* The burst, then nothing: the time has not moved. */
+	assert_int_equal(t_count(log, "client line"), LOG_BURST);
+	assert_non_null(strstr(log, "client line 49\n"));
+	assert_null(strstr(log, "client line 50\n"));
+	assert_null(strstr(log, "not logged"));
+	free(log);
+	assert_int_equal(limits_log_ok(u), 0);	/* one more dropped */
+
+	/* A second later, LOG_RATE lines, the first says what was not. */
+	t_now += NS;
+	t_capture();
+	for (i = 0; i < LOG_RATE + 3; i++)
+		limits_logx(u, "later line %d", i);
+	log = t_captured();
+	assert_non_null(log);
+	assert_int_equal(t_count(log, "later line"), LOG_RATE);
+	assert_int_equal(t_count(log, "not logged"), 1);
+	t_says(log, "uid %u: 11 more messages about its clients were not "
+	    "logged (at most %d a second)\n", (unsigned)u, LOG_RATE);
+	assert_true(strstr(log, "not logged") < strstr(log, "later line 0"));
+	free(log);
+
+	/* Half a second: half the rate; the 3 dropped summed up again. */
+	t_now += NS / 2;
+	t_capture();
+	assert_int_equal(limits_log_ok(u), 1);
+	assert_int_equal(limits_log_ok(u), 1);
+	assert_int_equal(limits_log_ok(u), 0);
+	log = t_captured();
+	assert_non_null(log);
+	t_says(log, "uid %u: 3 more messages", (unsigned)u);
+	assert_int_equal(t_count(log, "not logged"), 1);
+	free(log);
+}
+
+static void
+test_limits_log_budget_refills_up_to_the_burst(void **state)
+{
+	uid_t u = t_other(13);
+	char *log;
+	int n;
+
+	(void)state;
+	for (n = 0; limits_log_ok(u); n++)
+		assert_true(n <= LOG_BURST);
+	assert_int_equal(n, LOG_BURST);
+	/* An hour of silence gives the burst back, not 18000 lines. */
+	t_now += 3600 * NS;
+	t_capture();
+	for (n = 0; limits_log_ok(u); n++)
+		assert_true(n <= LOG_BURST);
+	log = t_captured();
+	assert_int_equal(n, LOG_BURST);
+	assert_non_null(log);
+	t_says(log, "uid %u: 1 more messages", (unsigned)u);
+	free(log);
+	/* limits_info() lines come out of the same budget. */
+	t_now += 2 * NS;
+	t_capture();
+	for (n = 0; n < 2 * LOG_RATE + 5; n++)
+		limits_info(u, "news %d", n);
+	log = t_captured();
+	assert_non_null(log);
+	assert_int_equal(t_count(log, "news"), 2 * LOG_RATE);
+	free(log);
 	/* Another uid has a budget of its own. */
-	limits_logx(U2, "other");
-	assert_int_equal(t_nlines, 51);
-	/* Root is never held back. */
-	for (i = 0; i < 100; i++)
-		limits_logx(0, "root %u", i);
-	assert_int_equal(t_nlines, 151);
-	/* A second later, 5 more lines: the first says what was lost. */
-	t_now += UINT64_C(1000000000);
-	before = t_nlines;
-	limits_logx(U1, "again");
-	assert_int_equal(t_nlines, before + 2);
-	assert_string_equal(t_last, "again");
-	for (i = 0; i < 10; i++)
-		limits_logx(U1, "more %u", i);
-	assert_int_equal(t_nlines, before + 2 + 4);
-	/* limits_info() draws on the same budget. */
-	t_now += UINT64_C(200000000);		/* one more token */
-	limits_info(U1, "news");
-	assert_string_equal(t_last, "news");
+	assert_int_equal(limits_log_ok(t_other(14)), 1);
 }
 
 static void
-test_limits_log_summary_counts_the_dropped(void **state)
+test_limits_log_root_and_daemon_unbudgeted(void **state)
 {
-	unsigned i;
+	uid_t d;
+	int i;
 
 	(void)state;
-	t_now += UINT64_C(60000000000);		/* U1's budget is full */
-	for (i = 0; i < 50; i++)
-		limits_logx(U1, "x");
-	for (i = 0; i < 7; i++)
-		limits_logx(U1, "dropped");
-	t_nlines = 0;
-	t_now += UINT64_C(1000000000);
-	/* The summary is logged first, then the line. */
-	assert_true(limits_log_ok(U1));
-	assert_int_equal(t_nlines, 1);
-	assert_non_null(strstr(t_last, "uid 1000: 7 more messages about "
-	    "its clients were not logged"));
+	for (i = 0; i < 10 * LOG_BURST; i++)
+		assert_int_equal(limits_log_ok(0), 1);
+	d = t_as_daemon();
+	for (i = 0; i < 10 * LOG_BURST; i++) {
+		assert_int_equal(limits_log_ok(d), 1);
+		assert_int_equal(limits_log_ok(0), 1);
+	}
+	t_as_root();
 }
+
+#define T(f)	cmocka_unit_test_teardown(f, teardown)
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_limits_take_put_held, setup),
-		cmocka_unit_test_setup(
-		    test_limits_refusal_names_the_setting_and_charges_nothing,
-		    setup),
-		cmocka_unit_test_setup(
-		    test_limits_one_uid_leaves_another_alone, setup),
-		cmocka_unit_test_setup(
-		    test_limits_force_goes_past_and_balances, setup),
-		cmocka_unit_test_setup(
-		    test_limits_last_descriptors_kept_for_root, setup),
-		cmocka_unit_test_setup(test_limits_log_budget_then_a_summary,
-		    setup),
-		cmocka_unit_test_setup(
-		    test_limits_log_summary_counts_the_dropped, setup),
+		T(test_limits_take_charges_up_to_the_setting),
+		T(test_limits_refusal_names_each_setting),
+		T(test_limits_put_gives_back),
+		T(test_limits_are_per_uid),
+		T(test_limits_force_goes_past_and_put_balances),
+		T(test_limits_last_descriptors_kept_for_root_and_the_daemon),
+		T(test_limits_log_budget_drops_then_sums_up),
+		T(test_limits_log_budget_refills_up_to_the_burst),
+		T(test_limits_log_root_and_daemon_unbudgeted),
 	};
 
-	return cmocka_run_group_tests_name("limits", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("limits", tests, group_setup,
+	    group_teardown);
 }

@@ -2,17 +2,24 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * Tests of daemon/state.c, event state: the daemon's enable rules (the
- * order they apply in, a pattern given again moving to the end, delete
- * and reset, each change saved) and what they decide for an event; and
- * a process's own rules (RULES), which win over the daemon's, with the
- * hostile RULES a client could send.
+ * Tests of daemon/state.c, the enable rules: the daemon's rules (added,
+ * moved to the end when given again, deleted, reset, each change saved
+ * and numbered), what they say of an event ("provider:event" patterns
+ * and bare names, the last match deciding, the trace-events default),
+ * and a process's own rules, which arrive as a RULES message with a
+ * sealed memfd and win over the daemon's.  Hostile RULES (too large,
+ * fewer rules than announced, a table naming no rule or of the wrong
+ * size, a memfd not sealed or shorter than announced) are refused, and
+ * the event ids a process's tables hold are charged to its uid and
+ * given back.
  *
- * Linked with state.o and proto only.  The test stands in for the rest
- * of the daemon: the index (index_rules_save(), which records what it
- * was given and can be made to fail), the limits (a budget of event ids
- * per uid), the log, and client_check_fd() (sealed memfds, as client.c
- * checks them).
+ * state.c is linked with the real per-uid accounting (limits.c, with
+ * config.c for the settings and log.c for its lines); the rest of the
+ * daemon is faked here: the index (index_rules_save() keeps a copy of
+ * what it is given, and fails when a test says so), client.c's memfd
+ * check (its contract, on the real descriptor, so that what state.c
+ * asks for decides what is refused) and the clock limits.c reads.  The
+ * RULES memfd is built as client-lib/rules.c builds it.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,224 +37,321 @@
 
 #include <cmocka.h>
 
+#include "daemon/config.h"
+#include "daemon/dclock.h"
 #include "daemon/index.h"
 #include "daemon/limits.h"
 #include "daemon/log.h"
 #include "daemon/pdesc.h"
 #include "daemon/session.h"
 #include "daemon/state.h"
-#include "ring.h"
 #include "rule.h"
-#include "tevents.h"
 #include "wire.h"
 
-/* ---- what the rest of the daemon would be --------------------------- */
+#define SEALS_ALL	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | \
+			    F_SEAL_SEAL)
 
+/* What the fake index was last given, and what it answers. */
 static struct {
-	int		 save_fails;	/* index_rules_save() says -1 */
-	unsigned	 saves;
-	size_t		 nsaved;	/* what the last save was given */
-	char		 saved[8][64];
-	int		 saved_on[8];
-	uint64_t	 ids_held;	/* LIMIT_EVENT_IDS charged */
-	uint64_t	 ids_max;
-} f;
+	unsigned	 calls;
+	struct rule	*rules;		/* owned: copies */
+	size_t		 n;
+	int		 rc;		/* index_rules_save()'s answer */
+} t_saved;
 
+/* What state.c last asked of the memfd check. */
+static struct {
+	unsigned	 calls;
+	size_t		 size;
+	int		 seals;
+} t_check;
+
+static void
+t_saved_clear(void)
+{
+	size_t i;
+
+	for (i = 0; i < t_saved.n; i++)
+		free(t_saved.rules[i].pattern);
+	free(t_saved.rules);
+	t_saved.rules = NULL;
+	t_saved.n = 0;
+}
+
+/* In place of index.c: keep a copy of the rules, as the index would. */
 int
 index_rules_save(const struct rule *rules, size_t n)
 {
 	size_t i;
 
-	f.saves++;
-	f.nsaved = n;
-	for (i = 0; i < n && i < 8; i++) {
-		snprintf(f.saved[i], sizeof(f.saved[i]), "%s",
-		    rules[i].pattern);
-		f.saved_on[i] = rules[i].on;
+	t_saved.calls++;
+	t_saved_clear();
+	if (n > 0) {
+		t_saved.rules = calloc(n, sizeof(*t_saved.rules));
+		assert_non_null(t_saved.rules);
 	}
-	return f.save_fails ? -1 : 0;
-}
-
-int
-limits_take(uid_t uid, int l, uint64_t n, unsigned fds, char *why,
-    size_t whysize)
-{
-	(void)uid;
-	(void)fds;
-	assert_int_equal(l, LIMIT_EVENT_IDS);
-	if (f.ids_held + n > f.ids_max) {
-		snprintf(why, whysize, "event-ids-per-uid");
-		return -1;
+	for (i = 0; i < n; i++) {
+		t_saved.rules[i].pattern = strdup(rules[i].pattern);
+		assert_non_null(t_saved.rules[i].pattern);
+		t_saved.rules[i].on = rules[i].on;
 	}
-	f.ids_held += n;
-	return 0;
+	t_saved.n = n;
+	return t_saved.rc;
 }
 
-void
-limits_put(uid_t uid, int l, uint64_t n, unsigned fds)
-{
-	(void)uid;
-	(void)fds;
-	assert_int_equal(l, LIMIT_EVENT_IDS);
-	assert_true(n <= f.ids_held);
-	f.ids_held -= n;
-}
-
-void
-limits_force(uid_t uid, int l, uint64_t n)
-{
-	(void)uid;
-	assert_int_equal(l, LIMIT_EVENT_IDS);
-	f.ids_held += n;
-}
-
-void
-limits_logx(uid_t uid, const char *fmt, ...)
-{
-	(void)uid;
-	(void)fmt;
-}
-
-void
-log_warn(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-void
-log_warnx(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-void
-log_debug(const char *fmt, ...)
-{
-	(void)fmt;
-}
-
-/* As client.c checks a memfd: sealed as asked, and long enough. */
+/*
+ * In place of client.c: what its comment promises (a regular file with
+ * need_seals and at least 'size' bytes), checked on the real memfd.
+ */
 int
 client_check_fd(int fd, size_t size, int need_seals, const char **why)
 {
 	struct stat st;
-	int seals = fcntl(fd, F_GET_SEALS);
+	int seals;
 
-	if (seals == -1 || (seals & need_seals) != need_seals) {
-		*why = "memfd not sealed against writing";
+	t_check.calls++;
+	t_check.size = size;
+	t_check.seals = need_seals;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		*why = "not a memfd";
 		return -1;
 	}
-	if (fstat(fd, &st) == -1 || (uint64_t)st.st_size < size) {
+	if ((seals = fcntl(fd, F_GET_SEALS)) == -1) {
+		*why = "not a sealable memfd";
+		return -1;
+	}
+	if ((seals & need_seals) != need_seals) {
+		*why = "memfd not sealed";
+		return -1;
+	}
+	if ((uint64_t)st.st_size < size) {
 		*why = "memfd smaller than announced";
 		return -1;
 	}
 	return 0;
 }
 
-/* ---- a session with one provider of three events -------------------- */
+/* In place of dclock.c: limits.c's log budget reads it; time stands. */
+uint64_t
+now_ns(int clock)
+{
+	(void)clock;
+	return UINT64_C(1000000000);
+}
+
+/* stderr, into a memfd while a test reads what was logged. */
+static struct {
+	int	 saved;			/* the real stderr, or -1 */
+	int	 fd;
+} t_err = { -1, -1 };
+
+static void
+t_capture(void)
+{
+	t_err.fd = memfd_create("stderr", MFD_CLOEXEC);
+	assert_int_not_equal(t_err.fd, -1);
+	t_err.saved = dup(STDERR_FILENO);
+	assert_int_not_equal(t_err.saved, -1);
+	assert_int_not_equal(dup2(t_err.fd, STDERR_FILENO), -1);
+}
+
+/* Stop capturing; what was logged meanwhile, NUL-terminated, in buf. */
+static void
+t_captured(char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (t_err.saved == -1)
+		return;
+	dup2(t_err.saved, STDERR_FILENO);
+	close(t_err.saved);
+	t_err.saved = -1;
+	n = pread(t_err.fd, buf, size - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	close(t_err.fd);
+}
+
+/* A uid that is neither root nor the daemon's: its log is budgeted. */
+static uid_t
+t_uid(void)
+{
+	return geteuid() == 1000 ? 1001 : 1000;
+}
+
+/* ---- a session with two providers, as state.c reads it -------------- */
+
+/*
+ * Provider 0 "net": rx, tx, drop ('disable'); provider 1 "disk": io.
+ * Provider numbers are the client's (sprov.index).
+ */
+static char t_rx[] = "rx", t_tx[] = "tx", t_drop[] = "drop", t_io[] = "io";
+static struct tevents_event t_net_ev[3] = {
+	{ .name = t_rx }, { .name = t_tx }, { .name = t_drop, .disabled = 1 },
+};
+static struct tevents_event t_disk_ev[1] = { { .name = t_io } };
 
 struct t_sess {
+	struct pdesc	 d[2];
+	struct sprov	 p[2];
+	struct sprov	*provs[2];
 	struct session	 s;
-	struct sprov	 prov;
-	struct sprov	*provs[1];
-	struct pdesc	 pd;
-	struct tevents_event ev[3];
 };
 
-static struct t_sess *
-t_session(void)
+static void
+t_sess_init(struct t_sess *t)
 {
-	static char n0[] = "cache_hit", n1[] = "cache_miss", n2[] = "net_rx";
-	char *names[] = { n0, n1, n2 };
-	struct t_sess *x = calloc(1, sizeof(*x));
-	int i;
+	memset(t, 0, sizeof(*t));
+	snprintf(t->d[0].name, sizeof(t->d[0].name), "net");
+	t->d[0].tf.events = t_net_ev;
+	t->d[0].tf.nevents = 3;
+	snprintf(t->d[1].name, sizeof(t->d[1].name), "disk");
+	t->d[1].tf.events = t_disk_ev;
+	t->d[1].tf.nevents = 1;
+	for (int i = 0; i < 2; i++) {
+		t->p[i].index = (uint32_t)i;
+		t->p[i].nevents = (uint32_t)t->d[i].tf.nevents;
+		t->p[i].d = &t->d[i];
+		snprintf(t->p[i].name, sizeof(t->p[i].name), "%s",
+		    t->d[i].name);
+		t->provs[i] = &t->p[i];
+	}
+	t->s.id = 7;
+	t->s.uid = t_uid();
+	t->s.welcomed = 1;
+	t->s.provs = t->provs;
+	t->s.nprovs = 2;
+}
 
-	assert_non_null(x);
-	for (i = 0; i < 3; i++)
-		x->ev[i].name = names[i];
-	x->ev[2].disabled = 1;		/* 'disable net_rx(...)' */
-	snprintf(x->pd.name, sizeof(x->pd.name), "app");
-	x->pd.tf.events = x->ev;
-	x->pd.tf.nevents = 3;
-	x->prov.index = 0;
-	x->prov.nevents = 3;
-	x->prov.d = &x->pd;
-	snprintf(x->prov.name, sizeof(x->prov.name), "app");
-	x->provs[0] = &x->prov;
-	x->s.id = 7;
-	x->s.uid = 1000;
-	x->s.welcomed = 1;
-	x->s.provs = x->provs;
-	x->s.nprovs = 1;
-	return x;
+/* ---- RULES memfds, laid out as proto/wire.h says ------------------- */
+
+struct t_buf {
+	uint8_t		 b[256];
+	size_t		 len;
+	uint32_t	 nrules;
+};
+
+static void
+t_put(struct t_buf *b, const void *p, size_t n)
+{
+	assert_true(b->len + n <= sizeof(b->b));
+	memcpy(b->b + b->len, p, n);
+	b->len += n;
 }
 
 static void
-t_session_free(struct t_sess *x)
+t_le32(struct t_buf *b, uint32_t v)
 {
-	state_session_free(&x->s);
-	free(x);
+	uint8_t le[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
+	    (uint8_t)(v >> 24) };
+
+	t_put(b, le, 4);
+}
+
+static void
+t_pad(struct t_buf *b)
+{
+	static const uint8_t zero[4];
+
+	t_put(b, zero, (4 - b->len % 4) % 4);
+}
+
+/* A rule: its flags byte, its pattern and a NUL.  Rules come first. */
+static void
+t_rule(struct t_buf *b, unsigned flags, const char *pattern)
+{
+	uint8_t f = (uint8_t)flags;
+
+	t_put(b, &f, 1);
+	t_put(b, pattern, strlen(pattern) + 1);
+	b->nrules++;
 }
 
 /*
- * A RULES memfd: the rules (flags byte, pattern, NUL), padding, then
- * one table for provider 0 with decisions dec[0..n).  Sealed with
- * 'seals'; its size in *size.
+ * A provider's table, after the rules (padded to 4 first): dec[k] is 0
+ * or the number of the rule that decides event k, plus one.
  */
-static int
-t_rules_memfd(const unsigned *flags, const char *const *pat, unsigned nrules,
-    const uint16_t *dec, uint32_t ndec, int seals, uint32_t *size)
+static void
+t_table(struct t_buf *b, uint32_t index, uint32_t nevents,
+    const uint16_t *dec)
 {
-	uint8_t buf[1024];
-	size_t off = 0, len;
-	uint32_t v;
-	unsigned i;
-	int fd;
+	uint32_t k;
 
-	memset(buf, 0, sizeof(buf));
-	for (i = 0; i < nrules; i++) {
-		len = strlen(pat[i]);
-		buf[off++] = (uint8_t)flags[i];
-		memcpy(buf + off, pat[i], len + 1);
-		off += len + 1;
+	t_pad(b);
+	t_le32(b, index);
+	t_le32(b, nevents);
+	for (k = 0; k < nevents; k++) {
+		uint8_t le[2] = { (uint8_t)dec[k], (uint8_t)(dec[k] >> 8) };
+
+		t_put(b, le, 2);
 	}
-	off = (off + 3) & ~(size_t)3;
-	if (ndec > 0) {
-		v = 0;
-		memcpy(buf + off, &v, 4);
-		memcpy(buf + off + 4, &ndec, 4);
-		off += 8;
-		for (i = 0; i < ndec; i++) {
-			buf[off++] = (uint8_t)(dec[i] & 0xff);
-			buf[off++] = (uint8_t)(dec[i] >> 8);
-		}
-		off = (off + 3) & ~(size_t)3;
-	}
-	fd = memfd_create("rules", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	assert_true(fd != -1);
-	assert_int_equal(write(fd, buf, off), (ssize_t)off);
+	t_pad(b);
+}
+
+/* A memfd holding len bytes of buf (and 'extra' zero bytes), sealed. */
+static int
+t_memfd(const void *buf, size_t len, size_t extra, int seals)
+{
+	int fd = memfd_create("rules", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	assert_int_not_equal(fd, -1);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	if (extra > 0)
+		assert_int_equal(ftruncate(fd, (off_t)(len + extra)), 0);
 	if (seals != 0)
 		assert_int_equal(fcntl(fd, F_ADD_SEALS, seals), 0);
-	*size = (uint32_t)off;
 	return fd;
 }
 
-static void
-t_rules_msg(struct traced_msg_rules *m, unsigned nrules, uint32_t size)
+/*
+ * Send RULES to s: the memfd holds b (which ends padded), sealed with
+ * 'seals', and the message announces b's size plus 'more' bytes and
+ * b's rules plus 'more_rules' (which may be negative).
+ */
+static int
+t_send(struct session *s, struct t_buf *b, int seals, uint32_t more,
+    int more_rules)
 {
-	memset(m, 0, sizeof(*m));
-	wire_hdr_init(&m->hdr, TRACED_MSG_RULES, sizeof(*m));
-	m->gen = 1;
-	m->nrules = nrules;
-	m->size = size;
+	struct traced_msg_rules m;
+	int fd, rc;
+
+	t_pad(b);
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_RULES, sizeof(m));
+	m.gen = 1;
+	m.nrules = (uint32_t)((int)b->nrules + more_rules);
+	m.size = (uint32_t)b->len + more;
+	fd = t_memfd(b->b, b->len, 0, seals);
+	rc = state_session_rules(s, &m, fd);
+	close(fd);
+	return rc;
 }
+
+/*
+ * The process rules the tests use: 1 "net:rx" on (an environment
+ * rule), 2 "tx" off; net's table: rx by rule 1, tx by rule 2, drop by
+ * none.  disk has no table: no process rule matches its event.
+ */
+static void
+t_rules_net(struct t_buf *b)
+{
+	static const uint16_t dec[3] = { 1, 2, 0 };
+
+	memset(b, 0, sizeof(*b));
+	t_rule(b, TRACED_RULE_ON | TRACED_RULE_ENV, "net:rx");
+	t_rule(b, 0, "tx");
+	t_table(b, 0, 3, dec);
+}
+
+/* ---- fixtures ------------------------------------------------------- */
 
 static int
 setup(void **state)
 {
 	(void)state;
-	memset(&f, 0, sizeof(f));
-	f.ids_max = 1000;
+	memset(&t_check, 0, sizeof(t_check));
+	t_saved.calls = 0;
+	t_saved.rc = 0;
+	cfg.limit[LIMIT_EVENT_IDS] = 65536;
 	state_init(NULL, 0);
 	return 0;
 }
@@ -255,326 +359,595 @@ setup(void **state)
 static int
 teardown(void **state)
 {
+	char buf[16];
+
 	(void)state;
+	t_captured(buf, sizeof(buf));	/* if a test failed capturing */
+	/*
+	 * A test that failed before freeing its sessions leaves their
+	 * charge: give it all back, so that the next test starts clean.
+	 */
+	limits_put(t_uid(), LIMIT_EVENT_IDS, UINT64_MAX, 0);
 	state_fini();
+	t_saved_clear();
 	return 0;
 }
 
-/* ---- the daemon's rules ---------------------------------------------- */
-
-static void
-test_state_no_rule_follows_the_default(void **state)
+/* The patterns of the daemon's rules, "+a -b": on or off, in order. */
+static const char *
+t_list(const struct rule *r, size_t n)
 {
-	struct t_sess *x = t_session();
-	struct state_why why;
+	static char buf[256];
+	size_t i, len = 0;
 
-	(void)state;
-	assert_true(state_event_on("app", &x->ev[0]));
-	assert_false(state_event_on("app", &x->ev[2]));	/* disable */
-	assert_true(state_session_event(&x->s, &x->prov, 0, &why));
-	assert_int_equal(why.src, STATE_SRC_DEFAULT);
-	assert_false(state_session_event(&x->s, &x->prov, 2, &why));
-	assert_int_equal(why.src, STATE_SRC_DISABLE);
-	t_session_free(x);
+	buf[0] = '\0';
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+		    "%s%c%s", i > 0 ? " " : "", r[i].on ? '+' : '-',
+		    r[i].pattern);
+	return buf;
 }
 
-static void
-test_state_last_matching_rule_decides(void **state)
-{
-	struct t_sess *x = t_session();
-	struct state_why why;
-
-	(void)state;
-	assert_int_equal(state_rule_add("*", 0), 0);
-	assert_int_equal(state_rule_add("cache_*", 1), 0);
-	assert_int_equal(state_rule_add("app:cache_miss", 0), 0);
-	assert_true(state_event_on("app", &x->ev[0]));
-	assert_false(state_event_on("app", &x->ev[1]));
-	assert_false(state_event_on("app", &x->ev[2]));
-	/* A scoped rule of another provider does not touch ours. */
-	assert_int_equal(state_rule_add("other:*", 1), 0);
-	assert_false(state_event_on("app", &x->ev[1]));
-	/* A rule turns a 'disable' event on. */
-	assert_int_equal(state_rule_add("net_*", 1), 0);
-	assert_true(state_session_event(&x->s, &x->prov, 2, &why));
-	assert_int_equal(why.src, STATE_SRC_RULE);
-	assert_string_equal(why.pattern, "net_*");
-	t_session_free(x);
-}
-
-static void
-test_state_pattern_again_moves_to_the_end(void **state)
+static const char *
+t_rules(void)
 {
 	const struct rule *r;
 	size_t n;
-	uint64_t gen;
 
-	(void)state;
-	assert_int_equal(state_rule_add("a*", 1), 0);
-	assert_int_equal(state_rule_add("b*", 0), 0);
-	gen = state_rules_gen();
-	assert_int_equal(state_rule_add("a*", 0), 0);
-	assert_true(state_rules_gen() != gen);
 	r = state_rules(&n);
-	assert_int_equal(n, 2);
-	assert_string_equal(r[0].pattern, "b*");
-	assert_string_equal(r[1].pattern, "a*");
-	assert_int_equal(r[1].on, 0);
-	/* Saved, in the order they apply. */
-	assert_int_equal(f.nsaved, 2);
-	assert_string_equal(f.saved[0], "b*");
-	assert_string_equal(f.saved[1], "a*");
+	return t_list(r, n);
 }
 
-static void
-test_state_delete_and_reset(void **state)
-{
-	size_t n;
-	uint64_t gen;
-
-	(void)state;
-	assert_int_equal(state_rule_add("a*", 1), 0);
-	assert_int_equal(state_rule_add("b*", 0), 0);
-	assert_int_equal(state_rule_delete("c*"), 0);	/* no such rule */
-	gen = state_rules_gen();
-	assert_int_equal(state_rule_delete("a*"), 1);
-	assert_true(state_rules_gen() != gen);
-	(void)state_rules(&n);
-	assert_int_equal(n, 1);
-	assert_int_equal(f.nsaved, 1);
-	assert_string_equal(f.saved[0], "b*");
-	assert_int_equal(state_rules_reset(), 0);
-	(void)state_rules(&n);
-	assert_int_equal(n, 0);
-	assert_int_equal(f.nsaved, 0);
-}
+/* ---- the daemon's rules ------------------------------------------- */
 
 static void
-test_state_unsaved_change_applies_and_says_so(void **state)
-{
-	struct t_sess *x = t_session();
-	size_t n;
-
-	(void)state;
-	f.save_fails = 1;
-	assert_int_equal(state_rule_add("cache_hit", 0), -1);
-	(void)state_rules(&n);
-	assert_int_equal(n, 1);
-	assert_false(state_event_on("app", &x->ev[0]));
-	assert_int_equal(state_rule_delete("cache_hit"), -1);
-	assert_true(state_event_on("app", &x->ev[0]));
-	t_session_free(x);
-}
-
-static void
-test_state_init_takes_the_index_rules(void **state)
+test_state_init_takes_the_rules_the_index_kept(void **state)
 {
 	struct rule *r = calloc(2, sizeof(*r));
-	struct t_sess *x = t_session();
-	size_t n;
+	uint64_t gen = state_rules_gen();
 
 	(void)state;
-	state_fini();
 	assert_non_null(r);
-	r[0].pattern = strdup("*");
+	state_fini();
+	r[0].pattern = strdup("net:*");
 	r[0].on = 0;
-	r[1].pattern = strdup("app:cache_hit");
+	r[1].pattern = strdup("rx");
 	r[1].on = 1;
 	state_init(r, 2);
-	(void)state_rules(&n);
-	assert_int_equal(n, 2);
-	assert_true(state_event_on("app", &x->ev[0]));
-	assert_false(state_event_on("app", &x->ev[1]));
-	t_session_free(x);
+	assert_string_equal(t_rules(), "-net:* +rx");
+	assert_int_not_equal(state_rules_gen(), gen);
+	/* Taking them is no change to save. */
+	assert_int_equal(t_saved.calls, 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	assert_int_equal(state_event_on("net", &t_net_ev[1]), 0);
 }
 
-/* ---- a process's own rules (RULES) ------------------------------------ */
+static void
+test_state_rule_add_appends_and_saves(void **state)
+{
+	uint64_t g0 = state_rules_gen(), g1;
+
+	(void)state;
+	assert_int_equal(state_rule_add("net:*", 0), 0);
+	g1 = state_rules_gen();
+	assert_int_not_equal(g1, g0);
+	assert_int_equal(state_rule_add("rx", 1), 0);
+	assert_int_not_equal(state_rules_gen(), g1);
+	assert_string_equal(t_rules(), "-net:* +rx");
+	assert_int_equal(t_saved.calls, 2);
+	assert_string_equal(t_list(t_saved.rules, t_saved.n), "-net:* +rx");
+}
 
 static void
-test_state_process_rules_win(void **state)
+test_state_rule_given_again_moves_to_the_end(void **state)
 {
-	static const unsigned fl[] = { TRACED_RULE_ON, TRACED_RULE_ENV };
-	static const char *const pat[] = { "cache_*", "cache_miss" };
-	static const uint16_t dec[] = { 1, 2, 0 };	/* rule 0, rule 1, none */
-	struct traced_msg_rules m;
-	struct t_sess *x = t_session();
+	(void)state;
+	assert_int_equal(state_rule_add("rx", 1), 0);
+	assert_int_equal(state_rule_add("net:*", 0), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 0);
+	/* Given again, "rx" is the newest: it decides for rx again. */
+	assert_int_equal(state_rule_add("rx", 1), 0);
+	assert_string_equal(t_rules(), "-net:* +rx");
+	assert_string_equal(t_list(t_saved.rules, t_saved.n), "-net:* +rx");
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	/* With the other setting, once, in the same place. */
+	assert_int_equal(state_rule_add("rx", 0), 0);
+	assert_string_equal(t_rules(), "-net:* -rx");
+}
+
+static void
+test_state_rule_delete_says_whether_it_was_there(void **state)
+{
+	uint64_t gen;
+
+	(void)state;
+	assert_int_equal(state_rule_add("a", 1), 0);
+	assert_int_equal(state_rule_add("b", 0), 0);
+	assert_int_equal(state_rule_add("c", 1), 0);
+	gen = state_rules_gen();
+	assert_int_equal(state_rule_delete("b"), 1);
+	assert_string_equal(t_rules(), "+a +c");
+	assert_string_equal(t_list(t_saved.rules, t_saved.n), "+a +c");
+	assert_int_equal(t_saved.calls, 4);
+	assert_int_not_equal(state_rules_gen(), gen);
+
+	/* No such rule: nothing changes, nothing to save. */
+	gen = state_rules_gen();
+	assert_int_equal(state_rule_delete("b"), 0);
+	assert_int_equal(state_rule_delete("a*"), 0);
+	assert_int_equal(state_rules_gen(), gen);
+	assert_int_equal(t_saved.calls, 4);
+	assert_string_equal(t_rules(), "+a +c");
+}
+
+static void
+test_state_rules_reset_goes_back_to_the_defaults(void **state)
+{
+	uint64_t gen;
+
+	(void)state;
+	assert_int_equal(state_rule_add("*", 1), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[2]), 1);
+	gen = state_rules_gen();
+	assert_int_equal(state_rules_reset(), 0);
+	assert_string_equal(t_rules(), "");
+	assert_int_equal(t_saved.calls, 2);
+	assert_int_equal(t_saved.n, 0);
+	assert_int_not_equal(state_rules_gen(), gen);
+	/* 'disable' in trace-events holds again. */
+	assert_int_equal(state_event_on("net", &t_net_ev[2]), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	/* And rules can be added after. */
+	assert_int_equal(state_rule_add("rx", 0), 0);
+	assert_string_equal(t_rules(), "-rx");
+}
+
+static void
+test_state_rule_not_saved_applies_all_the_same(void **state)
+{
+	(void)state;
+	t_saved.rc = -1;
+	assert_int_equal(state_rule_add("rx", 0), -1);
+	assert_string_equal(t_rules(), "-rx");
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 0);
+	assert_int_equal(state_rule_add("tx", 0), -1);
+	assert_int_equal(state_rule_delete("rx"), -1);
+	assert_string_equal(t_rules(), "-tx");
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	assert_int_equal(state_rules_reset(), -1);
+	assert_string_equal(t_rules(), "");
+	assert_int_equal(t_saved.calls, 4);
+	/* A rule that is not there is no change: nothing to fail. */
+	assert_int_equal(state_rule_delete("rx"), 0);
+}
+
+static void
+test_state_event_on_last_matching_rule_wins(void **state)
+{
+	(void)state;
+	assert_int_equal(state_rule_add("*", 0), 0);
+	assert_int_equal(state_rule_add("?x", 1), 0);
+	assert_int_equal(state_rule_add("tx", 0), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	assert_int_equal(state_event_on("net", &t_net_ev[1]), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[2]), 0);
+	assert_int_equal(state_event_on("disk", &t_disk_ev[0]), 0);
+	/* The order decides, not how narrow a pattern is. */
+	assert_int_equal(state_rule_add("*", 1), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[1]), 1);
+}
+
+static void
+test_state_event_on_provider_patterns_and_bare_names(void **state)
+{
+	(void)state;
+	/* "provider:event" matches that provider's events only. */
+	assert_int_equal(state_rule_add("disk:*", 0), 0);
+	assert_int_equal(state_event_on("disk", &t_disk_ev[0]), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	/* A bare name matches the event of any provider. */
+	assert_int_equal(state_rule_add("io", 1), 0);
+	assert_int_equal(state_event_on("disk", &t_disk_ev[0]), 1);
+	assert_int_equal(state_event_on("net", &t_disk_ev[0]), 1);
+	/* A bare pattern does not see the provider's name... */
+	assert_int_equal(state_rule_add("net*", 0), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	/* ...and one with ':' does not match a bare event name. */
+	assert_int_equal(state_rule_add("*:rx", 0), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 0);
+	assert_int_equal(state_rule_add("net:r?", 1), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	assert_int_equal(state_event_on("disk", &t_net_ev[0]), 0);
+}
+
+static void
+test_state_event_on_default_is_trace_events(void **state)
+{
+	(void)state;
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 1);
+	assert_int_equal(state_event_on("net", &t_net_ev[2]), 0);
+	/* A rule overrides 'disable', both ways. */
+	assert_int_equal(state_rule_add("drop", 1), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[2]), 1);
+	assert_int_equal(state_rule_add("rx", 0), 0);
+	assert_int_equal(state_event_on("net", &t_net_ev[0]), 0);
+}
+
+/* ---- a process's own rules ---------------------------------------- */
+
+static void
+test_state_session_event_names_the_daemons_rule(void **state)
+{
 	struct state_why why;
-	const struct ptable *t;
-	uint32_t size;
-	int fd;
+	struct t_sess t;
 
 	(void)state;
-	assert_int_equal(state_rule_add("*", 0), 0);	/* the daemon: off */
-	fd = t_rules_memfd(fl, pat, 2, dec, 3, F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_WRITE, &size);
-	t_rules_msg(&m, 2, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), 0);
-	close(fd);
-	/* Its table's events are charged as event ids. */
-	assert_int_equal(f.ids_held, 3);
-	t = state_ptable(&x->s, 0);
-	assert_non_null(t);
-	assert_int_equal(state_ptable_on(&x->s, t, 0), 1);
-	assert_int_equal(state_ptable_on(&x->s, t, 1), 0);
-	assert_int_equal(state_ptable_on(&x->s, t, 2), -1);
-	assert_null(state_ptable(&x->s, 1));
-	assert_true(state_session_event(&x->s, &x->prov, 0, &why));
-	assert_int_equal(why.src, STATE_SRC_PROCESS);
-	assert_string_equal(why.pattern, "cache_*");
-	assert_false(state_session_event(&x->s, &x->prov, 1, &why));
-	assert_int_equal(why.src, STATE_SRC_PROCESS);
-	assert_true(why.flags & TRACED_RULE_ENV);
-	/* No process rule: the daemon's decides. */
-	assert_false(state_session_event(&x->s, &x->prov, 2, &why));
+	t_sess_init(&t);
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 0, &why), 1);
+	assert_int_equal(why.src, STATE_SRC_DEFAULT);
+	assert_null(why.pattern);
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 2, &why), 0);
+	assert_int_equal(why.src, STATE_SRC_DISABLE);
+	assert_int_equal(state_rule_add("net:t*", 0), 0);
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 1, &why), 0);
 	assert_int_equal(why.src, STATE_SRC_RULE);
-	assert_true(state_session_provider_ok(&x->s, 0, 3));
-	assert_false(state_session_provider_ok(&x->s, 0, 4));
-	t_session_free(x);
-	/* And given back. */
-	assert_int_equal(f.ids_held, 0);
+	assert_string_equal(why.pattern, "net:t*");
+	assert_null(state_ptable(&t.s, 0));
+	assert_int_equal(state_ptable_on(&t.s, NULL, 0), -1);
+	/* why may be NULL. */
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 1, NULL), 0);
 }
 
 static void
-test_state_process_rules_replace_the_ones_before(void **state)
+test_state_session_rules_win_over_the_daemons(void **state)
 {
-	static const unsigned fl[] = { TRACED_RULE_ON };
-	static const char *const pat1[] = { "net_rx" };
-	static const char *const pat2[] = { "cache_hit" };
-	static const uint16_t dec1[] = { 0, 0, 1 };
-	static const uint16_t dec2[] = { 1, 0, 0 };
-	struct traced_msg_rules m;
-	struct t_sess *x = t_session();
-	uint32_t size;
-	int fd;
+	const struct ptable *tab;
+	struct state_why why;
+	struct t_sess t;
+	struct t_buf b;
 
 	(void)state;
-	fd = t_rules_memfd(fl, pat1, 1, dec1, 3, F_SEAL_SHRINK | F_SEAL_WRITE,
-	    &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), 0);
-	close(fd);
-	assert_true(state_session_event(&x->s, &x->prov, 2, NULL));
-	fd = t_rules_memfd(fl, pat2, 1, dec2, 3, F_SEAL_SHRINK | F_SEAL_WRITE,
-	    &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), 0);
-	close(fd);
-	assert_false(state_session_event(&x->s, &x->prov, 2, NULL));
-	assert_true(state_session_event(&x->s, &x->prov, 0, NULL));
-	/* Charged once, not twice. */
-	assert_int_equal(f.ids_held, 3);
-	t_session_free(x);
-	assert_int_equal(f.ids_held, 0);
+	t_sess_init(&t);
+	assert_int_equal(state_rule_add("*", 0), 0);
+	assert_int_equal(state_rule_add("tx", 1), 0);
+	t_rules_net(&b);
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	/* What state.c asked of the memfd: its size, sealed. */
+	assert_int_equal(t_check.size, b.len);
+	assert_int_equal(t_check.seals & (F_SEAL_SHRINK | F_SEAL_WRITE),
+	    F_SEAL_SHRINK | F_SEAL_WRITE);
+
+	/* rx: the process turns it on, the daemon's "*" would not. */
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 0, &why), 1);
+	assert_int_equal(why.src, STATE_SRC_PROCESS);
+	assert_string_equal(why.pattern, "net:rx");
+	assert_int_equal(why.flags, TRACED_RULE_ON | TRACED_RULE_ENV);
+	/* tx: the process turns it off over the daemon's newer "tx". */
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 1, &why), 0);
+	assert_int_equal(why.src, STATE_SRC_PROCESS);
+	assert_string_equal(why.pattern, "tx");
+	assert_int_equal(why.flags, 0);
+	/* drop: no process rule; the daemon's decides. */
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 2, &why), 0);
+	assert_int_equal(why.src, STATE_SRC_RULE);
+	assert_string_equal(why.pattern, "*");
+	/* disk has no table: the daemon's rules alone. */
+	assert_int_equal(state_session_event(&t.s, &t.p[1], 0, &why), 0);
+	assert_int_equal(why.src, STATE_SRC_RULE);
+	assert_null(state_ptable(&t.s, 1));
+
+	/* What the state bytes are computed from. */
+	assert_non_null(tab = state_ptable(&t.s, 0));
+	assert_int_equal(state_ptable_on(&t.s, tab, 0), 1);
+	assert_int_equal(state_ptable_on(&t.s, tab, 1), 0);
+	assert_int_equal(state_ptable_on(&t.s, tab, 2), -1);
+	assert_int_equal(state_ptable_on(&t.s, tab, 3), -1);
+	state_session_free(&t.s);
 }
 
 static void
-test_state_hostile_process_rules_refused(void **state)
+test_state_session_rules_replace_the_ones_before(void **state)
 {
-	static const unsigned fl[] = { TRACED_RULE_ON };
-	static const unsigned badfl[] = { 0x80 };
-	static const char *const pat[] = { "cache_*" };
-	static const uint16_t dec[] = { 1, 0, 0 };
-	static const uint16_t unknown[] = { 2, 0, 0 };	/* rule 1 of 1 */
-	struct traced_msg_rules m;
-	struct t_sess *x = t_session();
-	uint32_t size;
-	int fd;
+	static const uint16_t dec[1] = { 1 };
+	struct state_why why;
+	struct t_sess t;
+	struct t_buf b;
 
 	(void)state;
-	/* Not sealed against writing: the client could change it. */
-	fd = t_rules_memfd(fl, pat, 1, dec, 3, F_SEAL_SHRINK, &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), -1);
-	close(fd);
-	/* Longer than the memfd. */
-	fd = t_rules_memfd(fl, pat, 1, dec, 3, F_SEAL_SHRINK | F_SEAL_WRITE,
-	    &size);
-	t_rules_msg(&m, 1, size + 4096);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), -1);
-	close(fd);
-	/* A table naming a rule that is not there. */
-	fd = t_rules_memfd(fl, pat, 1, unknown, 3, F_SEAL_SHRINK |
-	    F_SEAL_WRITE, &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), -1);
-	close(fd);
-	/* Unknown flags. */
-	fd = t_rules_memfd(badfl, pat, 1, dec, 3, F_SEAL_SHRINK |
-	    F_SEAL_WRITE, &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), -1);
-	close(fd);
-	/* A table for provider 0 of another size than it has. */
-	fd = t_rules_memfd(fl, pat, 1, dec, 2, F_SEAL_SHRINK | F_SEAL_WRITE,
-	    &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), -1);
-	close(fd);
-	/* Before HELLO. */
-	x->s.welcomed = 0;
-	fd = t_rules_memfd(fl, pat, 1, dec, 3, F_SEAL_SHRINK | F_SEAL_WRITE,
-	    &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), -1);
-	close(fd);
-	/* None of it was kept, nothing charged. */
-	assert_null(state_ptable(&x->s, 0));
-	assert_int_equal(f.ids_held, 0);
-	t_session_free(x);
+	t_sess_init(&t);
+	t_rules_net(&b);
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, 0, "io");
+	t_table(&b, 1, 1, dec);
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	assert_int_equal(t.s.nprules, 1);
+	/* net's events are the daemon's again, disk's io the process's. */
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 0, &why), 1);
+	assert_int_equal(why.src, STATE_SRC_DEFAULT);
+	assert_null(state_ptable(&t.s, 0));
+	assert_int_equal(state_session_event(&t.s, &t.p[1], 0, &why), 0);
+	assert_int_equal(why.src, STATE_SRC_PROCESS);
+	assert_string_equal(why.pattern, "io");
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 1);
+
+	/* An empty list: no process rule at all. */
+	memset(&b, 0, sizeof(b));
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	assert_int_equal(t.s.nprules, 0);
+	assert_int_equal(state_session_event(&t.s, &t.p[1], 0, &why), 1);
+	assert_int_equal(why.src, STATE_SRC_DEFAULT);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+	state_session_free(&t.s);
 }
 
 static void
-test_state_process_rules_over_the_limit_keep_the_old(void **state)
+test_state_session_rules_charge_ids_until_freed(void **state)
 {
-	static const unsigned fl[] = { TRACED_RULE_ON };
-	static const char *const pat[] = { "cache_*" };
-	static const uint16_t dec[] = { 1, 0, 0 };
+	static const uint16_t dec[1] = { 2 };
+	struct t_sess t, u;
+	struct t_buf b;
+
+	(void)state;
+	t_sess_init(&t);
+	t_sess_init(&u);
+	u.s.id = 8;
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+	t_rules_net(&b);
+	t_table(&b, 1, 1, dec);
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	/* Both tables' events: 3 + 1. */
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 4);
+	/* Another session of the same uid adds to it. */
+	t_rules_net(&b);
+	assert_int_equal(t_send(&u.s, &b, SEALS_ALL, 0, 0), 0);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 7);
+	state_session_free(&t.s);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 3);
+	assert_null(t.s.prules);
+	assert_null(state_ptable(&t.s, 0));
+	state_session_free(&u.s);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+	/* Freeing again gives back nothing more. */
+	state_session_free(&u.s);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+}
+
+static void
+test_state_session_rules_over_limit_keep_old_ones(void **state)
+{
+	static const uint16_t dec[1] = { 1 };
+	struct state_why why;
+	struct t_sess t;
+	struct t_buf b;
+	char log[2048];
+
+	(void)state;
+	t_sess_init(&t);
+	cfg.limit[LIMIT_EVENT_IDS] = 3;
+	t_rules_net(&b);
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 3);
+	/* 3 + 1 events: over event-ids-per-uid. */
+	t_rules_net(&b);
+	t_table(&b, 1, 1, dec);
+	t_capture();
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 1);
+	t_captured(log, sizeof(log));
+	assert_non_null(strstr(log, "session 7: process rules refused"));
+	assert_non_null(strstr(log, "event-ids-per-uid"));
+	/* Still charged for, and deciding by, the rules before. */
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 3);
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 0, &why), 1);
+	assert_int_equal(why.src, STATE_SRC_PROCESS);
+	assert_null(state_ptable(&t.s, 1));
+	/* The same size again fits: its own charge is given back first. */
+	t_rules_net(&b);
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 3);
+	state_session_free(&t.s);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+}
+
+/*
+ * Send hostile RULES to a session that holds the rules of t_rules_net()
+ * and check they are refused (-1: the client is disconnected) with
+ * what the session had kept as it was.
+ */
+static void
+t_refused(struct t_buf *b, int seals, uint32_t more, int more_rules,
+    const char *reason)
+{
+	struct state_why why;
+	struct t_sess t;
+	struct t_buf good;
+	char log[2048];
+
+	t_sess_init(&t);
+	t_rules_net(&good);
+	assert_int_equal(t_send(&t.s, &good, SEALS_ALL, 0, 0), 0);
+	t_capture();
+	assert_int_equal(t_send(&t.s, b, seals, more, more_rules), -1);
+	t_captured(log, sizeof(log));
+	if (strstr(log, reason) == NULL)
+		fail_msg("wanted \"%s\" in: %s", reason, log);
+	assert_int_equal(t.s.nprules, 2);
+	assert_int_equal(state_session_event(&t.s, &t.p[0], 0, &why), 1);
+	assert_string_equal(why.pattern, "net:rx");
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 3);
+	state_session_free(&t.s);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+}
+
+static void
+test_state_session_rules_refuse_an_unsealed_memfd(void **state)
+{
+	struct t_buf b;
+
+	(void)state;
+	t_rules_net(&b);
+	t_refused(&b, 0, 0, 0, "not sealed");
+	t_rules_net(&b);
+	t_refused(&b, F_SEAL_SHRINK | F_SEAL_GROW, 0, 0, "not sealed");
+	t_rules_net(&b);
+	t_refused(&b, F_SEAL_WRITE | F_SEAL_GROW, 0, 0, "not sealed");
+}
+
+static void
+test_state_session_rules_refuse_a_short_memfd(void **state)
+{
+	struct t_buf b;
+
+	(void)state;
+	t_rules_net(&b);
+	t_refused(&b, SEALS_ALL, 4, 0, "smaller than announced");
+	t_rules_net(&b);
+	t_refused(&b, SEALS_ALL, 1u << 20, 0, "smaller than announced");
+}
+
+static void
+test_state_session_rules_refuse_bad_sizes(void **state)
+{
+	static const uint16_t dec4[4] = { 1, 1, 1, 1 };
 	struct traced_msg_rules m;
-	struct t_sess *x = t_session();
-	uint32_t size;
+	struct t_sess t;
+	struct t_buf b;
+	char log[2048];
 	int fd;
 
 	(void)state;
-	f.ids_max = 2;		/* the table's 3 events do not fit */
-	fd = t_rules_memfd(fl, pat, 1, dec, 3, F_SEAL_SHRINK | F_SEAL_WRITE,
-	    &size);
-	t_rules_msg(&m, 1, size);
-	assert_int_equal(state_session_rules(&x->s, &m, fd), 1);
+	/* More rules announced than the memfd holds. */
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, TRACED_RULE_ON, "rx");
+	t_refused(&b, SEALS_ALL, 0, 1, "fewer rules than announced");
+	/* The same with a table after the rules: not a rule either. */
+	t_rules_net(&b);
+	t_refused(&b, SEALS_ALL, 0, 1, "bad rule pattern length");
+	/* Fewer: the rest is read as a table, and is not one. */
+	t_rules_net(&b);
+	t_refused(&b, SEALS_ALL, 0, -1, "process rules:");
+	/* A table the size of no provider the session has. */
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, TRACED_RULE_ON, "rx");
+	t_table(&b, 0, 4, dec4);
+	t_refused(&b, SEALS_ALL, 0, 0, "a table's size is not its "
+	    "provider's");
+	/* A table cut short. */
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, TRACED_RULE_ON, "rx");
+	t_table(&b, 0, 3, dec4);
+	b.len -= 4;
+	t_refused(&b, SEALS_ALL, 0, 0, "truncated table");
+
+	/* Larger than any RULES may be, the memfd as large. */
+	t_sess_init(&t);
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_RULES, sizeof(m));
+	m.gen = 1;
+	m.size = TRACED_RULES_SIZE_MAX + 4;
+	fd = t_memfd("", 0, m.size, SEALS_ALL);
+	t_capture();
+	assert_int_equal(state_session_rules(&t.s, &m, fd), -1);
+	t_captured(log, sizeof(log));
 	close(fd);
-	assert_null(state_ptable(&x->s, 0));
-	assert_int_equal(f.ids_held, 0);
-	t_session_free(x);
+	assert_non_null(strstr(log, "rules too large"));
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+	assert_int_equal(t.s.nprules, 0);
 }
+
+static void
+test_state_session_rules_refuse_a_table_naming_no_rule(void **state)
+{
+	static const uint16_t dec[3] = { 1, 3, 0 };
+	static const uint16_t dec1[1] = { 1 };
+	struct t_buf b;
+
+	(void)state;
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, TRACED_RULE_ON, "rx");
+	t_rule(&b, 0, "tx");
+	t_table(&b, 0, 3, dec);
+	t_refused(&b, SEALS_ALL, 0, 0, "table names an unknown rule");
+	/* Two tables for one provider. */
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, TRACED_RULE_ON, "io");
+	t_table(&b, 1, 1, dec1);
+	t_table(&b, 1, 1, dec1);
+	t_refused(&b, SEALS_ALL, 0, 0, "tables out of order");
+	/* Flags no library sends. */
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, 0x80, "rx");
+	t_refused(&b, SEALS_ALL, 0, 0, "unknown rule flags");
+}
+
+static void
+test_state_session_rules_before_hello_refused(void **state)
+{
+	struct t_sess t;
+	struct t_buf b;
+	char log[2048];
+
+	(void)state;
+	t_sess_init(&t);
+	t.s.welcomed = 0;
+	t_rules_net(&b);
+	t_capture();
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), -1);
+	t_captured(log, sizeof(log));
+	assert_non_null(strstr(log, "RULES before HELLO"));
+	assert_int_equal(t.s.nprules, 0);
+	assert_int_equal(limits_held(t.s.uid, LIMIT_EVENT_IDS), 0);
+}
+
+static void
+test_state_session_provider_ok_checks_its_table_size(void **state)
+{
+	static const uint16_t dec[2] = { 1, 0 };
+	struct t_sess t;
+	struct t_buf b;
+
+	(void)state;
+	t_sess_init(&t);
+	/* Provider 5 has not come yet; its table says 2 events. */
+	memset(&b, 0, sizeof(b));
+	t_rule(&b, TRACED_RULE_ON, "a");
+	t_table(&b, 5, 2, dec);
+	assert_int_equal(t_send(&t.s, &b, SEALS_ALL, 0, 0), 0);
+	assert_int_equal(state_session_provider_ok(&t.s, 5, 2), 1);
+	assert_int_equal(state_session_provider_ok(&t.s, 5, 3), 0);
+	/* No table: any size. */
+	assert_int_equal(state_session_provider_ok(&t.s, 4, 9), 1);
+	state_session_free(&t.s);
+}
+
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-		    test_state_no_rule_follows_the_default, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_state_last_matching_rule_decides, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_state_pattern_again_moves_to_the_end, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_state_delete_and_reset,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_state_unsaved_change_applies_and_says_so, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_state_init_takes_the_index_rules, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state_process_rules_win,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_state_process_rules_replace_the_ones_before, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_state_hostile_process_rules_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_state_process_rules_over_the_limit_keep_the_old,
-		    setup, teardown),
+		T(test_state_init_takes_the_rules_the_index_kept),
+		T(test_state_rule_add_appends_and_saves),
+		T(test_state_rule_given_again_moves_to_the_end),
+		T(test_state_rule_delete_says_whether_it_was_there),
+		T(test_state_rules_reset_goes_back_to_the_defaults),
+		T(test_state_rule_not_saved_applies_all_the_same),
+		T(test_state_event_on_last_matching_rule_wins),
+		T(test_state_event_on_provider_patterns_and_bare_names),
+		T(test_state_event_on_default_is_trace_events),
+		T(test_state_session_event_names_the_daemons_rule),
+		T(test_state_session_rules_win_over_the_daemons),
+		T(test_state_session_rules_replace_the_ones_before),
+		T(test_state_session_rules_charge_ids_until_freed),
+		T(test_state_session_rules_over_limit_keep_old_ones),
+		T(test_state_session_rules_refuse_an_unsealed_memfd),
+		T(test_state_session_rules_refuse_a_short_memfd),
+		T(test_state_session_rules_refuse_bad_sizes),
+		T(test_state_session_rules_refuse_a_table_naming_no_rule),
+		T(test_state_session_rules_before_hello_refused),
+		T(test_state_session_provider_ok_checks_its_table_size),
 	};
 
+	log_init();
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);
 }
