@@ -112,6 +112,7 @@ int
 intake_start(struct event_base *base, int nice)
 {
 	ik.nice = nice;
+	ik.stop = 0;		/* after an intake_stop(): a new thread */
 	ik.todo_tail = &ik.todo;
 	ik.done_tail = &ik.done;
 	if (worker_start(base, "intake", intake_main, NULL, intake_done_cb,

@@ -185,6 +185,11 @@ outdir_set(const char *path, const char *how, int *created, char *err,
 	char *p;
 	int fd, missing;
 
+	/* Resolved against the daemon's working directory, it would not
+	 * be kept at a restart (outdir_remembered()). */
+	if (path[0] != '/')
+		return text_errf(err, errsize, "'%s' is relative: give an "
+		    "absolute path", path);
 	missing = lstat(path, &st) == -1 && errno == ENOENT;
 	fd = fsdir_open(path, FSDIR_CREATE_LAST, 0750, err, errsize);
 	if (fd == -1)
@@ -204,6 +209,7 @@ outdir_set(const char *path, const char *how, int *created, char *err,
 	if (od.fd != -1)
 		close(od.fd);
 	od.fd = fd;
+	od.failing = 0;		/* a new directory: its loss is news */
 	(void)index_trace_dir_set(path, how);	/* logs its failure */
 	log_info("trace output now goes to %s (%s)", path, how);
 	return 0;

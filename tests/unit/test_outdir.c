@@ -366,6 +366,9 @@ test_outdir_set_refuses_untrusted_dirs(void **state)
 	t_set_refused(path, "No such file or directory");
 	assert_int_equal(access(path, F_OK), -1);
 
+	/* Relative: it would not be found again at a restart. */
+	t_set_refused("traces", "is relative");
+
 	/* Through it all, the output stayed where it was. */
 	assert_string_equal(outdir_path(), t.traces);
 	assert_true(t_fd_is(t.traces));
@@ -412,6 +415,31 @@ test_outdir_check_makes_a_deleted_dir_again(void **state)
 	assert_true(t_fd_is(t.traces));
 	assert_string_equal(outdir_path(), t.traces);
 	assert_int_equal(outdir_check(), 0);
+
+	/*
+	 * Failing once, then moved elsewhere: the loss of the new
+	 * directory is news, said again.
+	 */
+	assert_int_equal(rmdir(t.traces), 0);
+	fd = open(t.traces, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_int_not_equal(fd, -1);
+	close(fd);
+	t_capture();
+	assert_int_equal(outdir_check(), -1);
+	t_captured(log, sizeof(log));
+	assert_int_equal(t_count(log, "cannot be made again"), 1);
+	assert_int_equal(unlink(t.traces), 0);
+	assert_int_equal(outdir_set(t.other, "set", NULL, log, sizeof(log)),
+	    0);
+	assert_int_equal(rmdir(t.other), 0);
+	fd = open(t.other, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_int_not_equal(fd, -1);
+	close(fd);
+	t_capture();
+	assert_int_equal(outdir_check(), -1);
+	t_captured(log, sizeof(log));
+	assert_int_equal(t_count(log, "cannot be made again"), 1);
+	assert_int_equal(unlink(t.other), 0);
 }
 
 static void
