@@ -145,8 +145,10 @@ bench: deps
 	$(Q)O=$(abspath $(O)) sh tests/bench/run.sh
 
 # ThreadSanitizer: the client library's threads (producers, the
-# connection thread, the fork handlers) and the daemon's loop and
-# writeout pool, in the scenarios where they meet: live enabling, a
+# connection thread, the fork handlers), the daemon's pipeline on its
+# own (the drain thread and the writers, test_drain and test_writeout)
+# and its intake thread, and the daemon's loop and writeout pool in the
+# scenarios where they meet: live enabling, a
 # process's own rules (a call waiting for the daemon's ack), no daemon,
 # overflowing rings, thread churn, client crashes, daemon restarts,
 # function tracing (121: sites patched while threads run, 122: a tracer
@@ -167,11 +169,14 @@ check-tsan: deps
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
 
 check-tsan-run: all $(HELPERS) $(FT_HELPERS) $(O)/tests/unit/test_ring \
-	$(O)/tests/unit/test_functrace
+	$(O)/tests/unit/test_functrace $(O)/tests/unit/test_drain \
+	$(O)/tests/unit/test_writeout $(O)/tests/unit/test_intake
 	$(Q)rm -rf $(O)/tsan && mkdir -p $(O)/tsan
 	$(Q)export TSAN_OPTIONS="log_path=$(abspath $(O))/tsan/report \
 		suppressions=$(abspath tests/tsan.supp)"; \
 	$(O)/tests/unit/test_ring && $(O)/tests/unit/test_functrace && \
+	$(O)/tests/unit/test_drain && $(O)/tests/unit/test_writeout && \
+	$(O)/tests/unit/test_intake && \
 	TRACE_CALL_MAX_NS=50000000 \
 	O=$(abspath $(O)) SANITIZE=thread sh tests/run-integration.sh \
 		$(TSAN_INTEG); rc=$$?; \
