@@ -9,7 +9,8 @@
  * and its stream synced, so that the files on disk hold every event
  * committed before the command was sent.  A flush has no timeout: the
  * disk decides; events written meanwhile into a directory deleted
- * since make it fail, saying so.  Loop thread.
+ * since make it fail, saying so, and so does a session whose rings
+ * wait for a new directory that cannot be made.  Loop thread.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -58,8 +59,19 @@ flush_wait_cb(struct reply *r, void *arg, int timed_out)
 		free(fw);
 		return 1;
 	}
-	if (!flush_done(fw->gen))
-		return 0;
+	if (!flush_done(fw->gen)) {
+		const struct session *s = sessions_dir_lost();
+
+		if (s == NULL)
+			return 0;
+		/* Its rings are not read: the flush would never end. */
+		reply_error(r, "not flushed: the directory of session %u "
+		    "(%s[%d]) was deleted and no new one can be made in %s "
+		    "yet: its events wait in its rings (see the daemon's "
+		    "log)", s->id, s->comm, (int)s->pid, outdir_path());
+		free(fw);
+		return 1;
+	}
 	/* On disk, unless its directory is gone. */
 	sessions_check_dirs();
 	if (outdir_deleted() != fw->deleted)

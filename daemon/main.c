@@ -179,6 +179,7 @@ timer_cb(int fd, short what, void *arg)
 	(void)arg;
 	if (now_ns(CLOCK_MONOTONIC) - last_check > 1000000000u) {
 		sessions_check_dirs();
+		replies_check();	/* a flush may wait on a lost one */
 		log_rotate_check();
 		last_check = now_ns(CLOCK_MONOTONIC);
 	}

@@ -418,32 +418,65 @@ session_ensure_dir(struct session *s)
  * as lost ("deleted"), say so, and continue in a new directory.  Its
  * rings are not read meanwhile (their events wait there); packets
  * already on their way to the old files count as deleted when they
- * come back (writeout.c).  Returns the events written off.
+ * come back (sring_chunk_done()).  While no new directory can be made
+ * (the trace directory cannot be made again, outdir_ok 0; the disk is
+ * full), it is tried again every SESSION_DIR_RETRY_NS; once the
+ * session would give up on its metadata too (its process gone for a
+ * while, or the daemon stopping: session_meta_given_up()), what its
+ * rings still hold is read and counted as lost to the write error, so
+ * that it ends.  Returns the events written off.
  */
 uint64_t
-session_check_dir(struct session *s)
+session_check_dir(struct session *s, int outdir_ok)
 {
 	struct sring *r;
-	uint64_t gone = 0;
+	uint64_t gone = 0, now;
 
-	if (s->dirfd == -1 || fsdir_deleted(s->dirfd) != 1)
+	if (s->dirfd == -1)
 		return 0;
-	__atomic_store_n(&s->feed.go, 0, __ATOMIC_RELEASE);
-	TAILQ_FOREACH(r, &s->rings, entry) {
-		r->lost[TRACED_DROP_DELETED] += r->stream_events;
-		r->events -= r->stream_events <= r->events ?
-		    r->stream_events : r->events;
-		gone += r->stream_events;
-		r->stream_events = 0;
-		r->dead_gen = r->fgen;
+	if (!s->dir_lost) {
+		if (fsdir_deleted(s->dirfd) != 1)
+			return 0;
+		__atomic_store_n(&s->feed.go, 0, __ATOMIC_RELEASE);
+		TAILQ_FOREACH(r, &s->rings, entry) {
+			r->lost[TRACED_DROP_DELETED] += r->stream_events;
+			r->events -= r->stream_events <= r->events ?
+			    r->stream_events : r->events;
+			gone += r->stream_events;
+			r->stream_events = 0;
+			r->dead_gen = r->fgen;
+		}
+		log_warnx("session %u: %s[%d]: its directory %s was deleted "
+		    "while tracing: the %llu events written there are gone "
+		    "(counted as lost, cause 'deleted'); it continues in a "
+		    "new directory", s->id, s->comm, (int)s->pid, s->dir,
+		    (unsigned long long)gone);
+		s->dir_lost = 1;
+		s->dir_retry_at = 0;
 	}
-	log_warnx("session %u: %s[%d]: its directory %s was deleted while "
-	    "tracing: the %llu events written there are gone (counted as "
-	    "lost, cause 'deleted'); it continues in a new directory",
-	    s->id, s->comm, (int)s->pid, s->dir, (unsigned long long)gone);
-	if (session_rotate(s) == -1)
-		log_warnx("session %u: no new directory in %s: its events wait "
-		    "in its rings", s->id, outdir_path());
+	now = now_ns(CLOCK_MONOTONIC);
+	if (outdir_ok && now >= s->dir_retry_at) {
+		if (session_rotate(s) == 0)
+			return gone;
+		s->dir_retry_at = now + SESSION_DIR_RETRY_NS;
+	}
+	if (!s->dir_wait_said) {
+		log_warnx("session %u: no new directory can be made in %s "
+		    "yet: its events wait in its rings (tried again every "
+		    "%u s)", s->id, outdir_path(),
+		    (unsigned)(SESSION_DIR_RETRY_NS / 1000000000u));
+		s->dir_wait_said = 1;
+	}
+	if (session_meta_given_up(s) && s->feed.discard_errno == 0) {
+		log_warnx("session %u: %s[%d] %s with no directory to write "
+		    "in: the events left in its rings are counted as lost "
+		    "(cause 'write')", s->id, s->comm, (int)s->pid,
+		    sessions_stopping() ? "stops" : "ended");
+		__atomic_store_n(&s->feed.discard_errno, ENOENT,
+		    __ATOMIC_RELEASE);
+		__atomic_store_n(&s->feed.go, 1, __ATOMIC_RELEASE);
+		writeout_drain_all(0);
+	}
 	return gone;
 }
 
@@ -460,6 +493,8 @@ session_rotate(struct session *s)
 
 	if (session_make_dir(s) == -1)
 		return -1;
+	s->dir_lost = 0;
+	s->dir_wait_said = 0;
 	func_session_rotate(s);
 	TAILQ_FOREACH(r, &s->rings, entry)
 		if (!r->ended)
@@ -490,6 +525,8 @@ session_drain_publish(struct session *s)
 	struct sring *r;
 	int err = 0, reopened = 0;
 
+	if (s->dir_lost)		/* session_check_dir() decides */
+		return;
 	if (session_meta_ready(s)) {
 		if (s->reopen_pending) {
 			TAILQ_FOREACH(r, &s->rings, entry)
@@ -562,17 +599,30 @@ sessions_meta_retry(void)
 /*
  * Were the trace directory, or a session's directory in it, deleted
  * while tracing?  The trace directory is made again (outdir_check()),
- * each session whose directory went continues in a new one, and what
- * they had written there is counted as lost (outdir_deleted()).
+ * each session whose directory went continues in a new one once one
+ * can be made there, and what they had written is counted as lost
+ * (outdir_deleted()).
  */
 void
 sessions_check_dirs(void)
 {
 	struct session *s;
+	int ok = outdir_check() != -1;
 
-	(void)outdir_check();
 	TAILQ_FOREACH(s, &sessions, entry)
-		outdir_deleted_add(session_check_dir(s));
+		outdir_deleted_add(session_check_dir(s, ok));
+}
+
+/* A session whose events wait for a directory (session_check_dir()). */
+const struct session *
+sessions_dir_lost(void)
+{
+	const struct session *s;
+
+	TAILQ_FOREACH(s, &sessions, entry)
+		if (s->dir_lost && s->feed.discard_errno == 0)
+			return s;
+	return NULL;
 }
 
 /*

@@ -148,6 +148,11 @@ struct session {
 	struct pfeed	 feed;
 	int		 reopen_pending; /* rings wait for a new directory's
 					   metadata (session_rotate()) */
+	int		 dir_lost;	/* dirfd was deleted and no new one
+					   could be made yet: its rings
+					   wait (session_check_dir()) */
+	uint64_t	 dir_retry_at;	/* ns, CLOCK_MONOTONIC: try again */
+	int		 dir_wait_said;	/* logged that they wait */
 	uint32_t	 refused_providers; /* by a limit */
 	uint32_t	 refused_rings;	/* by a limit: threads not traced */
 	int		 meta_written;	/* metadata file made in dirfd ... */
@@ -278,11 +283,15 @@ void	sring_chunk_done(void *arg, const struct chunk *c);
 
 /* meta.c */
 #define SESSION_META_GRACE_NS	(60 * UINT64_C(1000000000))
+/* A session whose directory was deleted tries to make a new one this
+ * often while it cannot (session_check_dir()). */
+#define SESSION_DIR_RETRY_NS	(10 * UINT64_C(1000000000))
 void	session_new_uuid(struct session *s);
 int	session_ensure_dir(struct session *s);
 int	session_rotate(struct session *s);
-uint64_t session_check_dir(struct session *s);
+uint64_t session_check_dir(struct session *s, int outdir_ok);
 void	sessions_check_dirs(void);
+const struct session *sessions_dir_lost(void);
 int	sessions_trace_dir_set(const char *path, const char *how,
 	    int *created, char *err, size_t errsize);
 int	session_metadata_sync(struct session *s);

@@ -8,7 +8,9 @@
 #      written there are counted as lost ('deleted'), flush fails
 #      saying so, tracing goes on in the directory made again;
 #   4. after trace-file set, babeltrace2 reads the old and the new
-#      directory together without a word about discarded packets.
+#      directory together without a word about discarded packets;
+#   5. a trace directory that cannot be made again leaves no session
+#      waiting forever: flush says why, SIGTERM stops the daemon.
 . "$(dirname "$0")/lib.sh"
 bg_track_init
 
@@ -76,6 +78,55 @@ deleted=$(jq '[.items[] | select(.type == "ended_ring") | .lost_by_cause.deleted
 	fail "point 3: $ondisk events on disk + $deleted deleted != $((n * 5)) emitted"
 ok "point 3: rm -rf noticed: flush failed saying so, $deleted events counted as deleted, $ondisk on disk, sum exact"
 stop_daemon
+
+# ---- 5. the trace directory deleted for good -----------------------
+# A component of its path turns into a file: it cannot be made again.
+# The session's events wait in its rings, said once (not every second);
+# a flush answers, saying why, rather than waiting forever; SIGTERM
+# still stops the daemon, counting what the rings held as lost.
+TRACES="$T/gone/a/traces"
+mkdir -p "$TRACES"
+# log5: what this daemon logged.
+l5=$(wc -l < "$T/traced.log")
+log5() { tail -n +$((l5 + 1)) "$T/traced.log"; }
+start_daemon --drain-interval 20
+"$HELPERS/emit" -t 1 -i 100 -s "$T/stop5" > "$T/emit5.out" &
+e5=$!
+bg_track $e5
+wait_for 5 sh -c "'$BIN/tracectl' info trace | grep -q 'emit\\[$e5\\]'" ||
+	fail "emit did not connect"
+sleep 0.3
+rm -rf "$T/gone/a"
+touch "$T/gone/a"
+wait_for 5 grep -q "no new directory can be made" "$T/traced.log" ||
+	fail "point 5: the lost directory is not logged"
+set +e
+timeout 20 "$BIN/tracectl" trace-file flush > "$T/flush5.out" 2>&1
+rc=$?
+set -e
+[ $rc = 1 ] || fail "point 5: flush with no directory exited $rc: $(cat "$T/flush5.out")"
+grep -q "no new one can be made" "$T/flush5.out" ||
+	fail "point 5: flush does not say why: $(cat "$T/flush5.out")"
+sleep 2.5
+[ "$(log5 | grep -c "was deleted while tracing")" = 1 ] ||
+	fail "point 5: the deletion was logged more than once: $(log5 | grep -c "was deleted while tracing")"
+[ "$(log5 | grep -c "no new directory can be made")" = 1 ] ||
+	fail "point 5: the wait was logged more than once"
+touch "$T/stop5"
+wait $e5 || fail "emit"
+kill "$DAEMON_PID"
+i=0
+while ! exited "$DAEMON_PID"; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || { kill -9 "$DAEMON_PID"; fail "point 5: traced did not stop within 10 s of SIGTERM"; }
+	sleep 0.05
+done
+wait "$DAEMON_PID" || fail "point 5: traced exited with status $? on SIGTERM"
+DAEMON_PID=
+grep -q "stops with no directory to write in: the events left in its rings are counted as lost" "$T/traced.log" ||
+	fail "point 5: the events left are not said to be lost"
+ok "point 5: no directory to be had: said once, flush answered ($(cat "$T/flush5.out" | head -c 60)...), SIGTERM stopped it within $((i * 50)) ms"
+TRACES="$T/traces"
 
 # ---- 1. metadata on a full disk -------------------------------------
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/disk" &&
