@@ -185,9 +185,11 @@ outdir_set(const char *path, const char *how, int *created, char *err,
 	char *p;
 	int fd, missing;
 
-	/* Resolved against the daemon's working directory, it would not
-	 * be kept at a restart (outdir_remembered()). */
-	if (path[0] != '/')
+	/* Resolved against the daemon's working directory, a remembered
+	 * path would mean another directory at a restart (outdir_remembered()).
+	 * The command line's or the configuration's (default, reload) is
+	 * the user's own, resolved as at start. */
+	if (path[0] != '/' && strcmp(how, "set") == 0)
 		return text_errf(err, errsize, "'%s' is relative: give an "
 		    "absolute path", path);
 	missing = lstat(path, &st) == -1 && errno == ENOENT;

@@ -289,6 +289,41 @@ test_outdir_set_default_forgets(void **state)
 	assert_int_equal(strncmp(t_kept(), t.traces, strlen(t.traces)), 0);
 }
 
+/*
+ * 'traced --trace-dir reltraces': the command line's directory is
+ * relative to where the daemon started.  'set default' goes back to it
+ * after a 'set' elsewhere (and forgets that 'set'); only a path given
+ * to 'set' must be absolute, as it is remembered for the next start.
+ */
+static void
+test_outdir_relative_default_is_taken(void **state)
+{
+	char err[PATH_MAX + 256], cwd[PATH_MAX];
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(t.top), 0);
+	outdir_fini();
+	err[0] = '\0';
+	if (outdir_init(t.state_fd, t.state, "traces", 1, "traces", err,
+	    sizeof(err)) == -1)
+		fail_msg("init with a relative trace dir: %s", err);
+	assert_true(t_fd_is(t.traces));
+	assert_int_equal(outdir_set(t.other, "set", NULL, err, sizeof(err)),
+	    0);
+	assert_string_not_equal(t_kept(), "");
+	if (outdir_set(outdir_default(), "default", NULL, err,
+	    sizeof(err)) == -1)
+		fail_msg("set default (relative): %s", err);
+	assert_string_equal(outdir_path(), "traces");
+	assert_true(t_fd_is(t.traces));
+	assert_string_equal(t_kept(), "");
+	assert_int_equal(outdir_set("traces", "reload", NULL, err,
+	    sizeof(err)), 0);
+	t_set_refused("traces", "is relative");
+	assert_int_equal(chdir(cwd), 0);
+}
+
 static void
 test_outdir_keep_configured_ignores_the_remembered(void **state)
 {
@@ -480,6 +515,7 @@ main(void)
 		T(test_outdir_init_makes_and_opens_the_trace_dir),
 		T(test_outdir_set_moves_and_is_remembered),
 		T(test_outdir_set_default_forgets),
+		T(test_outdir_relative_default_is_taken),
 		T(test_outdir_keep_configured_ignores_the_remembered),
 		T(test_outdir_remembered_dir_gone_falls_back),
 		T(test_outdir_set_refuses_untrusted_dirs),
