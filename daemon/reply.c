@@ -46,6 +46,8 @@ struct reply {
 	struct ctlconn	*c;		/* borrowed: its connection */
 	int		 json;		/* --json */
 	unsigned	 count;		/* lines sent */
+	int		 oom;		/* an item could not be made: the
+					   reply is short, and fails */
 	uint32_t	 status;	/* TRACED_CTL_* */
 	char		 msg[1024];	/* the end line */
 	reply_wait_cb	 wait_cb;	/* waiting for it to say done */
@@ -126,7 +128,7 @@ reply_line(struct reply *r, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (ctlconn_cut(r->c))	/* over the limit: not even formatted */
+	if (reply_cut(r))	/* over the limit: not even formatted */
 		return;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -151,7 +153,7 @@ reply_item(struct reply *r, json_t *o)
 {
 	char *text;
 
-	if (ctlconn_cut(r->c)) {	/* over the limit: not formatted */
+	if (reply_cut(r)) {	/* over the limit: not formatted */
 		json_decref(o);
 		return;
 	}
@@ -159,9 +161,7 @@ reply_item(struct reply *r, json_t *o)
 	    NULL;
 	json_decref(o);
 	if (text == NULL) {
-		r->status = TRACED_CTL_ERROR;
-		snprintf(r->msg, sizeof(r->msg), "out of memory: the reply is "
-		    "short");
+		r->oom = 1;	/* nothing more: reply_end() says why */
 		return;
 	}
 	if (ctlconn_send(r->c, TRACED_MSG_CTL_LINE, NULL, 0, text,
@@ -209,13 +209,14 @@ reply_failed(const struct reply *r)
 }
 
 /*
- * Is the reply over its uid's control-output-per-uid, so that further
- * lines are dropped?  Handlers of long listings stop there.
+ * Is the reply over its uid's control-output-per-uid, or short of an
+ * item memory could not hold, so that further lines are dropped?
+ * Handlers of long listings stop there.
  */
 int
 reply_cut(const struct reply *r)
 {
-	return ctlconn_cut(r->c);
+	return r->oom || ctlconn_cut(r->c);
 }
 
 /* Does the reply wait (reply_wait())? */
@@ -247,6 +248,10 @@ reply_end(struct reply *r)
 		    "read, its control-output-per-uid limit (see traced(8))",
 		    r->count, (unsigned)uid, (unsigned long long)
 		    limits_held(uid, LIMIT_CONTROL_OUTPUT));
+	} else if (r->oom) {
+		body.status = TRACED_CTL_ERROR;
+		snprintf(r->msg, sizeof(r->msg), "out of memory: the reply "
+		    "was cut short after %u lines", r->count);
 	}
 	ctlconn_send(r->c, TRACED_MSG_CTL_END, &body, sizeof(body), r->msg,
 	    strlen(r->msg));

@@ -70,6 +70,7 @@ static struct {
 /* What the fake handlers and predicate saw and are told. */
 static struct {
 	int		 calls;		/* cmd_exec() */
+	int		 short_cut;	/* 'short': reply_cut() after NULL */
 	int		 argc;
 	char		 argv0[64];
 	uid_t		 uid;
@@ -126,6 +127,8 @@ t_wait_cb(struct reply *r, void *arg, int timed_out)
  *   status S MSG	one line, then reply_error(MSG), and returns S
  *   json		two items with --json, one line without
  *   flood		100-byte lines until the reply is cut
+ *   short		one item, one that memory could not hold (NULL),
+ *			then a line and an item; "all there", ok
  *   wait MS		reply_wait() on t_wait_cb, timeout MS (0: none)
  */
 int
@@ -171,6 +174,18 @@ cmd_exec(struct reply *r, int argc, char **argv, uid_t uid, gid_t gid,
 		json_object_set_new(o, "text", jstr("say \"hi\"\t\\"));
 		reply_item(r, o);
 		reply_message(r, "2 items");
+		return TRACED_CTL_OK;
+	}
+	if (strcmp(argv[0], "short") == 0) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "n", jnum(1));
+		reply_item(r, o);
+		reply_item(r, NULL);
+		f.short_cut = reply_cut(r);
+		reply_line(r, "after");
+		reply_item(r, json_object());
+		reply_message(r, "all there");
 		return TRACED_CTL_OK;
 	}
 	if (strcmp(argv[0], "flood") == 0) {
@@ -631,6 +646,31 @@ test_control_json_items_compact_and_valid(void **state)
 			    json_object_get(j, "name")), "caf\\xe9\\xff");
 		json_decref(j);
 	}
+}
+
+/*
+ * An item memory could not hold: the reply stops there (the handler
+ * sees it cut, later lines are dropped) and fails, however the handler
+ * ended it, saying why and after how many lines; tracectl must not
+ * take a short listing for a whole one.
+ */
+static void
+test_control_item_out_of_memory_fails_reply(void **state)
+{
+	struct t_reply rp;
+	int fd;
+
+	(void)state;
+	fd = t_connect();
+	t_request(fd, TRACED_CTL_JSON, "short", NULL);
+	t_read_reply(fd, &rp);
+	assert_int_equal(rp.nlines, 1);
+	assert_int_equal(rp.count, 1);
+	assert_string_equal(rp.line[0], "{\"n\":1}");
+	assert_int_equal(rp.status, TRACED_CTL_ERROR);
+	assert_string_equal(rp.end, "out of memory: the reply was cut short "
+	    "after 1 lines");
+	assert_true(f.short_cut);
 }
 
 /* ---- malformed requests ------------------------------------------ */
@@ -1125,6 +1165,7 @@ main(void)
 		T(test_control_end_carries_handler_status),
 		T(test_control_json_flag_reaches_handler),
 		T(test_control_json_items_compact_and_valid),
+		T(test_control_item_out_of_memory_fails_reply),
 		T(test_control_bad_request_gets_usage_end),
 		T(test_control_output_limit_cuts_reply),
 		T(test_control_cut_reply_counts_lines_sent),
