@@ -537,9 +537,10 @@ session_by_id(uint32_t id)
 }
 
 /*
- * Sessions were freed, rings drained, synced or ended, a process
- * answered: whatever waits on those (a control reply) may be done.
- * Whoever cares (main.c) says so once, at start.
+ * A session was freed, or a process answered (func.c): whatever waits
+ * on those (a control reply) may be done.  Whoever cares (main.c) says
+ * so once, at start.  Rings drained, synced or ended come through the
+ * pipeline's own callback (pipeline_owner.settled).
  */
 void
 client_set_changed(void (*cb)(void))

@@ -878,6 +878,9 @@ index_open(struct event_base *base, const char *state_dir,
 {
 	int rc;
 
+	*rules = NULL;		/* failed: no rules kept, ids from 1 */
+	*nrules = 0;
+	*next_session = 1;
 	ix.base = base;
 	ix.next_session = 1;
 	if ((ix.state_dir = strdup(state_dir)) == NULL ||

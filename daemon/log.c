@@ -62,15 +62,19 @@ log_file_open(int dirfd)
 
 /*
  * From now on, log to <dir>/traced.log (dirfd, borrowed: it stays
- * open): a daemon in the background.  0, or -1 (errno).
+ * open): a daemon in the background.  'say' (or NULL) is written to
+ * the old stderr once the file is open, and not if it cannot be.  0,
+ * or -1 (errno).
  */
 int
-log_to_file(int dirfd, const char *dir)
+log_to_file(int dirfd, const char *dir, const char *say)
 {
 	int fd;
 
 	if ((fd = log_file_open(dirfd)) == -1)
 		return -1;
+	if (say != NULL)
+		fputs(say, stderr);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
 	log_dirfd = dirfd;

@@ -161,7 +161,7 @@ session_say_loss(struct session *s)
  * LOSS_WARN_INTERVAL_NS per session; losses in between are added to the
  * next warning, or said when the session ends.  'causes' has a bit per
  * enum traced_drop_cause among the losses; 'why' the LOSS_SAW_* bits of
- * writeout.h the drain thread noted while rings were full, and 'late_ms'
+ * pipeline.h the drain thread noted while rings were full, and 'late_ms'
  * how late it came then.
  */
 void

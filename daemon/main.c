@@ -131,7 +131,7 @@ usage(FILE *f)
 static void
 daemonize(void)
 {
-	char ok;
+	char ok, say[PATH_MAX + 64];
 	int p[2], fd;
 	pid_t pid;
 
@@ -149,9 +149,9 @@ daemonize(void)
 	close(p[0]);
 	if (setsid() == -1)
 		fatal("setsid");
-	fprintf(stderr, "traced: running in the background, logging to "
-	    "%s/traced.log\n", cfg.state_dir);
-	if (log_to_file(mn.state_dirfd, cfg.state_dir) == -1)
+	snprintf(say, sizeof(say), "traced: running in the background, "
+	    "logging to %s/traced.log\n", cfg.state_dir);
+	if (log_to_file(mn.state_dirfd, cfg.state_dir, say) == -1)
 		fatal("%s/traced.log", cfg.state_dir);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd != -1) {
@@ -362,9 +362,9 @@ main(int argc, char *argv[])
 	struct timeval tv;
 	const char *config_opt = NULL;
 	char err[PATH_MAX + 1024], where[PATH_MAX + 64];
-	struct rule *rules;
-	size_t nrules;
-	uint32_t next_id;
+	struct rule *rules = NULL;
+	size_t nrules = 0;
+	uint32_t next_id = 1;
 	int system_mode = 0, passed;
 
 	parse_options(argc, argv, &config_opt, &system_mode);

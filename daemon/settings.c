@@ -297,7 +297,10 @@ settings_reload(void)
 		}
 		if (config_equal(&was, &want, k))
 			continue;	/* e.g. the file now says the default */
-		config_format(&cfg, k, a, sizeof(a));
+		if (k == CONFIG_TRACE_DIR)	/* where it is now */
+			snprintf(a, sizeof(a), "%s", outdir_path());
+		else
+			config_format(&cfg, k, a, sizeof(a));
 		config_format(&want, k, b, sizeof(b));
 		snprintf(item, sizeof(item), "%s %s -> %s", config_key_name(k),
 		    a, b);

@@ -914,6 +914,9 @@ sring_notify(struct session *s, uint32_t index)
 		    s->id, index);
 		return -1;
 	}
-	writeout_notify(&r->p);
+	/* Not one the pipeline holds (handed over, or ended): nothing to
+	 * drain, and no lock taken for it. */
+	if (r->draining && !r->ended)
+		writeout_notify(&r->p);
 	return 0;
 }

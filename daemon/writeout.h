@@ -84,7 +84,7 @@ struct writer {
 
 /*
  * The pipeline.  One, made by writeout_new().  'lock' guards every
- * field marked so, the write queues of the rings (sring.chunks,
+ * field marked so, the write queues of the rings (pring.chunks,
  * wqueued, wbusy, next_*) and the arenas.
  */
 struct writeout {
