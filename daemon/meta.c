@@ -470,7 +470,7 @@ session_check_dir(struct session *s, int outdir_ok)
 	if (session_meta_given_up(s) && s->feed.discard_errno == 0) {
 		log_warnx("session %u: %s[%d] %s with no directory to write "
 		    "in: the events left in its rings are counted as lost "
-		    "(cause 'write')", s->id, s->comm, (int)s->pid,
+		    "(cause 'write_error')", s->id, s->comm, (int)s->pid,
 		    sessions_stopping() ? "stops" : "ended");
 		__atomic_store_n(&s->feed.discard_errno, ENOENT,
 		    __ATOMIC_RELEASE);
