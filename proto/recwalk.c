@@ -508,13 +508,23 @@ recwalk_span(struct recwalk *w, uint8_t *dst, const uint8_t *src, size_t len)
 	return (long)off;
 }
 
-long
+/*
+ * The daemon's hottest loops (most of its CPU per event): on a cache
+ * line of their own, so that where the linker happens to place them
+ * does not move the loop across fetch boundaries.  Left to the default
+ * 16 bytes, a change elsewhere in the daemon moved recwalk_copy() by 16
+ * bytes and cost 9 % of the daemon's CPU at 8 million events a second
+ * on an AMD EPYC, with the same code.
+ */
+#define RECWALK_HOT	__attribute__((aligned(64)))
+
+RECWALK_HOT long
 recwalk(struct recwalk *w, const uint8_t *buf, size_t len)
 {
 	return recwalk_span(w, NULL, buf, len);
 }
 
-long
+RECWALK_HOT long
 recwalk_copy(struct recwalk *w, uint8_t *dst, const uint8_t *src, size_t len)
 {
 	return recwalk_span(w, dst, src, len);
