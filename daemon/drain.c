@@ -758,6 +758,7 @@ drain_main(void *arg)
 	struct pring *r, *next;
 	struct timespec ts;
 	uint64_t now, wake, planned = 0;
+	uint32_t order;
 	int stop, rc;
 
 	worker_self("traced-drain", wo->nice);
@@ -773,8 +774,15 @@ drain_main(void *arg)
 			memset(&r->rd, 0, sizeof(r->rd));
 			r->rd.tail = __atomic_load_n(&r->hdr->tail,
 			    __ATOMIC_ACQUIRE);
-			r->rd.order = __atomic_load_n(&r->hdr->order,
+			/* Client memory: a size the ring cannot have is not
+			 * taken (a shift by 64, a uid charged 2^63 bytes);
+			 * from the least one, drain_visit() then finds the
+			 * header wrong and ends the ring. */
+			order = __atomic_load_n(&r->hdr->order,
 			    __ATOMIC_RELAXED);
+			r->rd.order = order >= TRACED_RING_ORDER_MIN &&
+			    order <= r->max_order ? order :
+			    TRACED_RING_ORDER_MIN;
 			/* Going on in an ended thread's stream: not before
 			 * its last record (sring.c sring_take_stream()). */
 			r->rd.last_ts = r->ts_floor;

@@ -690,6 +690,7 @@ static const struct hcase {
 	{ "ring-cross-lap", case_ring, "record runs past the end of the ring" },
 	{ "ring-order-back", case_ring_order, "ring size went back" },
 	{ "ring-order-beyond", case_ring_order, "ring size beyond its memory" },
+	{ "ring-order-race", case_ring_order_race, "" },
 	{ "ring-scribble", case_ring_scribble, "ring refused at position" },
 	{ "ring-tail-odd", case_ring_tail, "tail off a record boundary" },
 	{ "ring-bad-magic", case_ring_header, "bad header" },

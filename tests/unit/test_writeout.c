@@ -62,6 +62,7 @@ struct t_heard {
 	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES];
 	uint64_t	 gen;
 	pid_t		 tid;
+	uint32_t	 order;		/* the ring's size it was read at */
 	struct traced_thread_rec next;
 };
 
@@ -141,6 +142,7 @@ t_chunk_done(void *arg, const struct chunk *c)
 	memcpy(h->lost, c->lost, sizeof(h->lost));
 	h->gen = c->gen;
 	h->tid = c->tid;
+	h->order = c->order;
 	h->next = c->next;
 	if (c->kind == CHUNK_DATA)
 		own.events += c->events;
@@ -242,11 +244,16 @@ t_cons_n(void)
 	return n;
 }
 
-/* Hand the fixture's ring to the pipeline, as sring.c does. */
+/*
+ * Hand the fixture's ring to the pipeline, as sring.c does; its header
+ * says 'order' by then (the client's to write: sring.c checked what
+ * it said a moment before).
+ */
 static void
-t_add_ring(struct t_pipe *t, uint32_t tid)
+t_add_ring_order(struct t_pipe *t, uint32_t tid, uint32_t order)
 {
 	rf_ring_new(&t->ring, 16, tid);
+	__atomic_store_n(&t->ring.h->order, order, __ATOMIC_RELAXED);
 	t->pr.feed = &t->feed;
 	t->pr.hdr = t->ring.h;
 	t->pr.ring_fd = t->ring.fd;
@@ -254,6 +261,12 @@ t_add_ring(struct t_pipe *t, uint32_t tid)
 	t->pr.tid = (pid_t)tid;
 	t->pr.st.fd = -1;
 	writeout_add(&t->pr);
+}
+
+static void
+t_add_ring(struct t_pipe *t, uint32_t tid)
+{
+	t_add_ring_order(t, tid, 16);
 }
 
 /* End the ring, wait for its END, stop the pipeline. */
@@ -428,6 +441,48 @@ test_writeout_head_beyond_the_ring_is_refused(void **state)
 	assert_int_equal(t_cons_n(), 0);
 }
 
+/*
+ * The client changes its header's size between the loop's check and
+ * the drain thread's first look (issue 25, finding 5): a size beyond
+ * the ring's memory (2^64: a shift by 64) or below the least is never
+ * taken; the ring ends invalid, and no chunk says a size it cannot
+ * have (the loop charges the uid by it).  Run under ASan and UBSan by
+ * 'make check SANITIZE=1'.
+ */
+static void
+t_bad_order(struct t_pipe *t, uint32_t order, const char *why)
+{
+	const struct t_heard *end;
+	unsigned i;
+
+	t_add_ring_order(t, 77, order);
+	rf_put(&t->ring, RF_TICK, 1);
+	rf_publish(&t->ring);
+	writeout_notify(&t->pr);
+	T_PUMP_UNTIL(t, t->pr.done);
+	end = t_last(CHUNK_END);
+	assert_non_null(end);
+	assert_int_equal(end->how, END_INVALID);
+	assert_string_equal(end->invalid, why);
+	for (i = 0; i < own.n; i++)
+		if (own.h[i].order < TRACED_RING_ORDER_MIN ||
+		    own.h[i].order > t->pr.max_order)
+			fail_msg("chunk %u says order %u", i, own.h[i].order);
+	assert_int_equal(t_cons_n(), 0);
+}
+
+static void
+test_writeout_ring_size_past_its_memory_is_refused(void **state)
+{
+	t_bad_order(*state, 64, "ring size beyond its memory");
+}
+
+static void
+test_writeout_ring_size_below_the_least_is_refused(void **state)
+{
+	t_bad_order(*state, 0, "ring size went back");
+}
+
 static void
 test_writeout_nothing_read_before_the_feed_says_go(void **state)
 {
@@ -552,6 +607,12 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_writeout_head_beyond_the_ring_is_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_writeout_ring_size_past_its_memory_is_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_writeout_ring_size_below_the_least_is_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_writeout_nothing_read_before_the_feed_says_go, setup,

@@ -93,6 +93,7 @@ void	case_ring_thread_flood(const char *name);
 void	case_ring_good(const char *name);
 void	case_ring_scribble(const char *name);
 void	case_ring_order(const char *name);
+void	case_ring_order_race(const char *name);
 void	case_ring_tail(const char *name);
 void	case_ring_header(const char *name);
 void	case_msg(const char *name);
