@@ -79,8 +79,18 @@ tracedir_read_file(const char *path, size_t max, uint8_t **data, size_t *len,
 
 	*data = NULL;
 	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	/* Input from a trace directory: a FIFO planted there must not
+	 * hold tracectl at open() (O_NONBLOCK), nor a symlink lead it to a
+	 * file the directory's writer could not read itself. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+	    O_NOFOLLOW)) == -1) {
+		saved = errno;
+		if (saved == ELOOP)
+			snprintf(err, errlen, "a symbolic link (not "
+			    "followed)");
+		else
+			snprintf(err, errlen, "%s", strerror(saved));
+		errno = saved;
 		return -1;
 	}
 	if (fstat(fd, &st) == -1) {

@@ -351,7 +351,9 @@ void	tracedir_set_free(struct tracedir_set *set);
 /*
  * Read the regular file 'path' whole into a new buffer (*data, freed by
  * the caller; one more byte is allocated and set to NUL), refusing
- * files over 'max' bytes.  Returns 0, or -1 with the reason in err.
+ * files over 'max' bytes, and anything else at 'path' (a FIFO, a
+ * device: never waited on; a symlink: never followed).  Returns 0, or
+ * -1 with the reason (without the path) in err.
  */
 int	tracedir_read_file(const char *path, size_t max, uint8_t **data,
 	    size_t *len, char *err, size_t errlen);

@@ -181,7 +181,8 @@ uf_load_modules(struct uftrace *w, struct uf_session *s)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (tracedir_read_file(path, UF_MODULE_MAX, &data, &len, err,
 		    sizeof(err)) == -1) {
-			uf_error(w, "%s", err);
+			uf_error(w, "%s: %s (its addresses stay unnamed)",
+			    path, err);
 			continue;
 		}
 		if (functab_module_parse((const char *)data, len, &m, err,

@@ -141,3 +141,23 @@ grep -q "module-0: .*(its addresses stay unnamed)" "$T/export.out" ||
 uftrace replay -d "$T/uft" > "$T/replay" 2>&1 ||
 	fail "replay after a bad module file: $(head -5 "$T/replay")"
 ok "a bad functions/module-N file is named, the rest exported"
+
+# Issue 25, finding 8: a FIFO (or a symlink) planted as a module file is
+# not opened as one: the export is not held waiting for a writer that
+# never comes, names the file and goes on.
+mkfifo "$d/functions/module-98"
+ln -s /etc/shadow "$d/functions/module-99"
+rm -rf "$T/uft"
+set +e
+timeout 20 "$BIN/tracectl" export --format uftrace -o "$T/uft" "$T/cur" > "$T/export.out" 2>&1
+rc=$?
+set -e
+[ $rc != 124 ] || fail "export hung on a FIFO named module-98"
+[ $rc = 1 ] || fail "export with a FIFO and a symlink as module files exited $rc: $(cat "$T/export.out")"
+grep -q "module-98: not a regular file" "$T/export.out" ||
+	fail "export did not name the FIFO: $(cat "$T/export.out")"
+grep -q "module-99: a symbolic link" "$T/export.out" ||
+	fail "export did not refuse the symlink: $(cat "$T/export.out")"
+uftrace replay -d "$T/uft" > "$T/replay" 2>&1 ||
+	fail "replay after a FIFO module file: $(head -5 "$T/replay")"
+ok "a FIFO or a symlink as a module file is named, not opened, the rest exported"
