@@ -16,6 +16,7 @@
  */
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -149,6 +150,71 @@ export_find(const char *name)
 	return NULL;
 }
 
+/* Does the directory dirfd hold nothing? */
+static int
+dir_empty(int dirfd)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, empty = 1;
+
+	if ((fd = dup(dirfd)) == -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return 0;
+	}
+	while (empty && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+/*
+ * The output directory of a format that writes one: made here, or one
+ * that is there already only if it is ours and empty.  Never a symlink
+ * (another user's, planted at the path in /tmp, would lead root's
+ * export into a directory of its choosing), never into someone else's
+ * directory or over files already there.
+ */
+static int
+export_open_dir(struct export *x)
+{
+	struct stat st;
+	int made;
+
+	made = mkdir(x->out_path, 0755) == 0;
+	if (!made && errno != EEXIST) {
+		export_error(x, "%s: %s", x->out_path, strerror(errno));
+		return -1;
+	}
+	if ((x->dirfd = open(x->out_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		/* A symlink fails as not a directory (ENOTDIR) or ELOOP. */
+		int e = errno, link = e == ELOOP || (e == ENOTDIR &&
+		    lstat(x->out_path, &st) == 0 && S_ISLNK(st.st_mode));
+
+		export_error(x, "%s: %s", x->out_path, link ?
+		    "a symbolic link: give the directory itself" :
+		    e == ENOTDIR ? "not a directory (the format writes a "
+		    "directory of files)" : strerror(e));
+		return -1;
+	}
+	if (made)
+		return 0;
+	if (fstat(x->dirfd, &st) == -1 || st.st_uid != geteuid() ||
+	    !dir_empty(x->dirfd)) {
+		export_error(x, "%s: already there, and not an empty directory "
+		    "of yours: give a new path (tracectl makes it)",
+		    x->out_path);
+		close(x->dirfd);
+		x->dirfd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 /* Open the output.  *tmp gets the temporary name to rename, if any. */
 static int
 export_open_out(struct export *x, char **tmp)
@@ -156,20 +222,8 @@ export_open_out(struct export *x, char **tmp)
 	int	 fd;
 
 	*tmp = NULL;
-	if (x->fmt->out_is_dir) {
-		if (mkdir(x->out_path, 0755) == -1 && errno != EEXIST) {
-			export_error(x, "%s: %s", x->out_path, strerror(errno));
-			return -1;
-		}
-		if ((x->dirfd = open(x->out_path, O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC)) == -1) {
-			export_error(x, "%s: %s%s", x->out_path,
-			    strerror(errno), errno == ENOTDIR ? " (the format "
-			    "writes a directory of files)" : "");
-			return -1;
-		}
-		return 0;
-	}
+	if (x->fmt->out_is_dir)
+		return export_open_dir(x);
 	if (strcmp(x->out_path, "-") == 0) {
 		x->out = stdout;
 		return 0;

@@ -135,3 +135,35 @@ for f in "$T"/out/trace-[0-9]*; do
 	cmp -s "$T/st2" "$T/st.$pid" || fail "our trace-events reads differently"
 done
 ok "OUTDIR/trace-events serves simpletrace.py too"
+
+# Issue 25, finding 9: the output directory is one tracectl makes, or an
+# empty one of the user's; never a symlink (another user's, planted in
+# /tmp, would lead root's export into a directory of its choosing),
+# never someone else's directory, never over files already there.
+mkdir "$T/victim"
+printf 'keep\n' > "$T/victim/trace-events"
+ln -s "$T/victim" "$T/link"
+# refused PATH WHY: export to PATH fails, saying WHY; the victim unchanged.
+refused() {
+	if ctl export --format simpletrace -o "$1" "$TRACES" > "$T/ref.out" 2>&1; then
+		fail "export into $1 succeeded"
+	fi
+	grep -q "$2" "$T/ref.out" || fail "export into $1 did not say '$2': $(cat "$T/ref.out")"
+	[ "$(cat "$T/victim/trace-events")" = keep ] || fail "export into $1 wrote over the victim"
+	[ "$(ls "$T/victim")" = trace-events ] || fail "export into $1 left files in the victim: $(ls "$T/victim")"
+}
+refused "$T/link" "a symbolic link"
+refused "$T/victim" "not an empty directory of yours"
+if [ "$(id -u)" = 0 ]; then
+	mkdir "$T/theirs"
+	chown nobody "$T/theirs"
+	if ctl export --format simpletrace -o "$T/theirs" "$TRACES" > "$T/ref.out" 2>&1; then
+		fail "export into another user's empty directory succeeded"
+	fi
+	[ -z "$(ls "$T/theirs")" ] || fail "export wrote into another user's directory"
+fi
+mkdir "$T/mine"
+ctl export --format simpletrace -o "$T/mine" "$TRACES" 2>"$T/err" ||
+	fail "export into an empty directory of one's own: $(cat "$T/err")"
+[ -f "$T/mine/trace-events" ] || fail "nothing exported into an empty directory of one's own"
+ok "directory exports: no symlink followed, no directory of another's or with files written into"
