@@ -142,6 +142,37 @@ st_line(const struct tracedir_class *c, const char *name)
 }
 
 /*
+ * 'name' as a C identifier, in a new string (NULL: out of memory): a
+ * trace directory is input, and an event name with a newline in it
+ * would write lines of its own into trace-events (simpletrace.py reads
+ * identifiers only).  Every other byte becomes '_'; *changed says so.
+ */
+static char *
+st_ident(const char *name, size_t len, int *changed)
+{
+	char	*s;
+	size_t	 i;
+
+	if ((s = malloc(len + 2)) == NULL)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)name[i];
+
+		s[i] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    ch == '_' || (i > 0 && ch >= '0' && ch <= '9') ? (char)ch :
+		    '_';
+		if (s[i] != name[i])
+			*changed = 1;
+	}
+	if (len == 0) {
+		s[len++] = '_';
+		*changed = 1;
+	}
+	s[len] = '\0';
+	return s;
+}
+
+/*
  * The name class c of session s is written as, declared the first
  * time.  NULL when out of memory.
  */
@@ -160,18 +191,27 @@ st_name(struct export *x, struct st_state *st,
 	if (st->names[s->index][idx] != NULL)
 		return st->names[s->index][idx];
 	for (k = 0; k < 2; k++) {
+		int changed = 0;
+
 		free(alt);
-		alt = NULL;
 		if (k == 0)
-			name = (char *)c->event;
+			alt = st_ident(c->event, strlen(c->event), &changed);
 		else {
-			if (asprintf(&alt, "%.*s_%s", (int)c->provider_len,
-			    c->name, c->event) == -1) {
-				alt = NULL;
-				goto nomem;
-			}
-			name = alt;
+			char *q = NULL;
+
+			if (asprintf(&q, "%.*s_%s", (int)c->provider_len,
+			    c->name, c->event) == -1)
+				q = NULL;
+			alt = q != NULL ? st_ident(q, strlen(q), &changed) :
+			    NULL;
+			free(q);
 		}
+		if (alt == NULL)
+			goto nomem;
+		name = alt;
+		if (changed && k == 0)
+			export_error(x, "%s: an event whose name is not a C "
+			    "identifier is written as %s", s->path, name);
 		free(line);
 		if ((line = st_line(c, name)) == NULL)
 			goto nomem;

@@ -167,3 +167,22 @@ ctl export --format simpletrace -o "$T/mine" "$TRACES" 2>"$T/err" ||
 	fail "export into an empty directory of one's own: $(cat "$T/err")"
 [ -f "$T/mine/trace-events" ] || fail "nothing exported into an empty directory of one's own"
 ok "directory exports: no symlink followed, no directory of another's or with files written into"
+
+# Issue 25, finding 11: a trace directory is input.  An event name with
+# newlines in it (a string in the metadata, escapes and all) writes no
+# line of its own into trace-events: it is written as a C identifier,
+# and the export says so.
+mkdir "$T/odd"
+cp -r "$(ls -d "$TRACES"/jobs-* | head -1)" "$T/odd/"
+sed -i 's|name = "helpers:test_raw";|name = "helpers:x\\nevil(void) \\"\\"\\ny";|' "$T"/odd/*/metadata
+grep -q 'helpers:x\\nevil' "$T"/odd/*/metadata || fail "the metadata was not edited"
+if ctl export --format simpletrace -o "$T/odd-out" "$T/odd" > "$T/odd.err" 2>&1; then
+	fail "an export that renamed an event succeeded without a word"
+fi
+grep -q "not a C identifier is written as x_evil_void_____y" "$T/odd.err" ||
+	fail "the export did not say how it wrote the odd name: $(cat "$T/odd.err")"
+! grep -q '^evil\|^x$\|^y(' "$T/odd-out/trace-events" ||
+	fail "the event name wrote lines into trace-events: $(cat "$T/odd-out/trace-events")"
+grep -q '^x_evil_void_____y(int64_t a, const char \*s) ""$' "$T/odd-out/trace-events" ||
+	fail "the renamed event is not declared: $(cat "$T/odd-out/trace-events")"
+ok "an event name with newlines is written as an identifier, not as lines"
