@@ -666,6 +666,7 @@ client_accept_cb(int lfd, short what, void *arg)
 	(void)arg;
 	if ((fd = sock_accept(cl.base, lfd, cl.ev, "client", &cred)) == -1)
 		return;
+	sock_peer_real_ids(&cred);	/* setuid root: its real uid */
 	if (cfg.user && cred.uid != geteuid() && cred.uid != 0) {
 		limits_logx(cred.uid, "refusing uid %u on a per-user daemon "
 		    "of uid %u", (unsigned)cred.uid, (unsigned)geteuid());

@@ -300,3 +300,39 @@ sock_accept(struct event_base *base, int lfd, struct event *ev,
 	}
 	return fd;
 }
+
+/*
+ * A peer that is root only by a setuid-root program (its real uid
+ * another's) counts as that real uid: whoever ran it is who it works
+ * for, and root's limits (none) and pool rings are root's own.  Read
+ * from /proc/PID/status just after the accept; only ever lowers root
+ * to the real ids (a pid reused meanwhile by a root process changes
+ * nothing), and leaves them as they were if the file cannot be read.
+ */
+void
+sock_peer_real_ids(struct ucred *cred)
+{
+	char path[64], line[256];
+	unsigned long ruid = 0, euid = 0, rgid = 0;
+	int have_uid = 0, have_gid = 0;
+	FILE *f;
+
+	if (cred->uid != 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)cred->pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "Uid: %lu %lu", &ruid, &euid) == 2)
+			have_uid = 1;
+		else if (sscanf(line, "Gid: %lu", &rgid) == 1)
+			have_gid = 1;
+	}
+	fclose(f);
+	if (!have_uid || !have_gid || euid != 0 || ruid == 0)
+		return;
+	log_debug("pid %d: setuid root, run by uid %lu: counted as uid %lu",
+	    (int)cred->pid, ruid, ruid);
+	cred->uid = (uid_t)ruid;
+	cred->gid = (gid_t)rgid;
+}

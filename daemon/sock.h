@@ -20,5 +20,6 @@ int	sock_open(const char *runtime_dir, int user, int *client_fd,
 void	sock_close(int client_fd, int control_fd);
 int	sock_accept(struct event_base *base, int lfd, struct event *ev,
 	    const char *what, struct ucred *cred);
+void	sock_peer_real_ids(struct ucred *cred);
 
 #endif /* TRACED_DAEMON_SOCK_H */
