@@ -47,6 +47,7 @@
 #include "outdir.h"
 #include "rule.h"
 #include "session.h"
+#include "text.h"
 
 static struct rule *rules[2];
 static size_t nrules[2];
@@ -299,6 +300,10 @@ func_module_msg(struct session *s, const struct wire_msg *m)
 		return -1;
 	}
 	fn->mods = nm;
+	/* A path is any bytes but NUL: made printable UTF-8 at the door
+	 * (module files, the log and uftrace's file names show it; a
+	 * newline would write lines of its own into module-N). */
+	text_clean(md->path, strlen(md->path));
 	md->index = mo->index;
 	md->flags = mo->flags;
 	md->base = mo->base;

@@ -174,6 +174,9 @@ text_clean(char *s, size_t n)
 		    s[i] == 0x7f))) {
 			s[i] = '?';
 			k = 1;
+		} else if (k == 2 && (unsigned char)s[i] == 0xc2 &&
+		    (unsigned char)s[i + 1] < 0xa0) {
+			s[i] = s[i + 1] = '?';	/* C1, U+0080 to U+009F */
 		}
 	}
 }

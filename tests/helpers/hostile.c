@@ -731,6 +731,7 @@ static const struct hcase {
 	{ "msg-provider-zeros", case_msg, "bad provider description" },
 	{ "msg-notify-flood", case_msg, "" },
 	{ "msg-module-order", case_msg, "module 0 out of order" },
+	{ "msg-module-odd-path", case_msg, "" },
 	{ "msg-funcs-unannounced", case_msg, "which did not announce them" },
 	{ "msg-funcs-bad-table", case_msg, "bad function table" },
 	{ "msg-funcs-count", case_msg, "2 functions, 3 announced" },

@@ -94,6 +94,17 @@ bt_each_session "$TRACES"
 bt "$TRACES" >/dev/null 2>&1 || fail "babeltrace2 cannot read the whole trace"
 ok "every session directory reads, and the whole trace"
 
+# Module paths are made printable UTF-8 at the door (issue 25, finding
+# 11): hostile msg-module-odd-path sent a C1 control and a byte that is
+# not UTF-8.
+m=$(grep -l "^path /hostile/.*c1" "$TRACES"/*/functions/module-* 2>/dev/null | head -n 1)
+[ -n "$m" ] || fail "no module file holds the odd path"
+iconv -f UTF-8 -t UTF-8 "$m" >/dev/null 2>&1 || fail "$m is not valid UTF-8: $(od -c "$m" | head)"
+! LC_ALL=C grep -q "$(printf '\302[\200-\237]')" "$m" || fail "$m holds a C1 control"
+grep -q "^path /hostile/?*c1?bad\$" "$m" ||
+	fail "the odd path is not kept, cleaned, on its line: $(grep '^path' "$m")"
+ok "a module path is made printable UTF-8 at the door: $(grep '^path' "$m")"
+
 # A client on the other clock (TRACED_CLOCK=monotonic, which any program
 # may ask for) must not make the whole trace directory unreadable.
 if [ "$(ctl --json info trace | sed -n 's/.*"clock":"\([a-z]*\)".*/\1/p')" = tsc ]; then

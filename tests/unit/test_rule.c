@@ -134,6 +134,24 @@ test_distance_refuses_long_words(void **state)
 	    TEXT_DISTANCE_MAX - 4);
 }
 
+/*
+ * text_clean(): text from a client or the system (a module's path, an
+ * executable's) made printable UTF-8 in place, each byte that is not
+ * becoming '?': C0, DEL, C1 (U+0080 to U+009F, two bytes each),
+ * invalid bytes; printable UTF-8 kept as it is.
+ */
+static void
+test_clean_makes_printable_utf8(void **state)
+{
+	char s[] = "/a\tb\x7f" "c\xc2\x85" "d\xff" "e\xc2\xa0" "f\xe2\x82\xac";
+	size_t bad;
+
+	(void)state;
+	text_clean(s, strlen(s));
+	assert_string_equal(s, "/a?b?c??d?e\xc2\xa0" "f\xe2\x82\xac");
+	assert_true(text_valid(s, strlen(s), &bad));
+}
+
 static void
 test_errf_fills_and_fails(void **state)
 {
@@ -160,6 +178,7 @@ main(void)
 		cmocka_unit_test(test_distance_counts_edits_and_swaps),
 		cmocka_unit_test(test_distance_refuses_long_words),
 		cmocka_unit_test(test_errf_fills_and_fails),
+		cmocka_unit_test(test_clean_makes_printable_utf8),
 	};
 
 	return cmocka_run_group_tests_name("rule", tests, NULL, NULL);

@@ -659,6 +659,16 @@ case_msg(const char *name)
 	} else if (strcmp(name, "msg-module-order") == 0) {
 		module_send(sock, 1, 0, "/hostile/a");
 		module_send(sock, 0, 0, "/hostile/b");
+	} else if (strcmp(name, "msg-module-odd-path") == 0) {
+		/* A C1 control (U+0085) and a byte that is not UTF-8
+		 * (C0 controls are refused by the wire check). */
+		module_send(sock, 0, 0, "/hostile/\xc2\x85" "c1\xff" "bad");
+		/* Not an error: the path is kept, cleaned (092 reads it). */
+		check(!h_closed(sock, 300), name, "daemon closed the "
+		    "connection of a module with an odd but valid path");
+		printf("%s: odd module path taken, connection kept\n", name);
+		close(sock);
+		return;
 	} else if (strcmp(name, "msg-funcs-unannounced") == 0) {
 		module_send(sock, 0, 0, "/hostile/a");
 		funcs_send(sock, 0, "10 4 p f\n", 1);
