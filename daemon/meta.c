@@ -472,10 +472,7 @@ session_check_dir(struct session *s, int outdir_ok)
 		    "in: the events left in its rings are counted as lost "
 		    "(cause 'write_error')", s->id, s->comm, (int)s->pid,
 		    sessions_stopping() ? "stops" : "ended");
-		__atomic_store_n(&s->feed.discard_errno, ENOENT,
-		    __ATOMIC_RELEASE);
-		__atomic_store_n(&s->feed.go, 1, __ATOMIC_RELEASE);
-		writeout_drain_all(0);
+		session_drain_publish(s);
 	}
 	return gone;
 }
@@ -525,9 +522,14 @@ session_drain_publish(struct session *s)
 	struct sring *r;
 	int err = 0, reopened = 0;
 
-	if (s->dir_lost)		/* session_check_dir() decides */
-		return;
-	if (session_meta_ready(s)) {
+	if (s->dir_lost) {
+		/* No directory: its rings wait for one (session_check_dir()),
+		 * until the session gives up; then what they hold, of every
+		 * provider, is read and counted as lost. */
+		if (!session_meta_given_up(s))
+			return;
+		err = ENOENT;
+	} else if (session_meta_ready(s)) {
 		if (s->reopen_pending) {
 			TAILQ_FOREACH(r, &s->rings, entry)
 				if (r->reopen && !r->ended)
