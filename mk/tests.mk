@@ -26,6 +26,8 @@ test_tevents_OBJS	:=
 test_wire_OBJS		:=
 test_tracegen_OBJS	:= $(filter-out %/main.o,$(TRACEGEN_OBJS))
 test_ring_OBJS		:= $(LIB_OBJS)
+# test_ring's paced scenarios run on a clock of their own.
+$(O)/tests/unit/test_ring: P_LDFLAGS += -Wl,--wrap=traced_clock_monotonic
 test_ctf_OBJS		:= $(O)/daemon/ctf.o
 test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tsdl.o \
 			   $(O)/ctl/tracedir.o $(O)/ctl/tracedir-stream.o \
