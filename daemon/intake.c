@@ -23,6 +23,13 @@
  * events lost in the first second, measured).  What one client can
  * make it do is bounded by the per-uid limits instead (traced(8)).
  *
+ * The thread is shared by every user, so each uid has a queue of its
+ * own and the queues take turns, one job each: a user who queues
+ * thousands of jobs (a session each, 512 sessions a uid) makes another
+ * user's new program wait for one of them, not for all (issue 25).  A
+ * job is kept short for the same reason: work that can be long is cut
+ * into jobs that each queue the next (func.c's module files).
+ *
  * A job owns its inputs (copies, or references the loop keeps alive
  * until done() runs) and touches no daemon state in work().
  */
@@ -34,12 +41,23 @@
 #include <event2/event.h>
 
 #include "intake.h"
+#include "log.h"
 #include "worker.h"
+
+/* The jobs of one uid, in the order given. */
+struct intake_queue {
+	uid_t		 uid;
+	struct intake_job *head, **tail;
+};
+
+#define INTAKE_QUEUES_START	16
 
 static struct {
 	pthread_mutex_t	 lock;
 	pthread_cond_t	 cond;
-	struct intake_job *todo, **todo_tail;	/* under lock */
+	struct intake_queue *q;			/* under lock: the uids */
+	size_t		 nq, capq;		/* with jobs to do */
+	size_t		 turn;			/* under lock: the next */
 	struct intake_job *done, **done_tail;	/* under lock */
 	int		 stop;			/* under lock */
 	pthread_t	 thread;
@@ -54,6 +72,33 @@ static struct {
 	.efd = -1,
 };
 
+/* The next job, the uids taking turns; NULL if none.  Under lock. */
+static struct intake_job *
+intake_next_locked(void)
+{
+	struct intake_queue *q;
+	struct intake_job *j;
+
+	if (ik.nq == 0)
+		return NULL;
+	if (ik.turn >= ik.nq)
+		ik.turn = 0;
+	q = &ik.q[ik.turn];
+	j = q->head;
+	if ((q->head = j->next) != NULL) {
+		ik.turn++;
+		return j;
+	}
+	/* Its uid has nothing left: the last queue takes its place (and
+	 * its turn, which comes next). */
+	if (ik.turn != --ik.nq) {
+		*q = ik.q[ik.nq];
+		if (q->tail == &ik.q[ik.nq].head)
+			q->tail = &q->head;
+	}
+	return j;
+}
+
 static void *
 intake_main(void *arg)
 {
@@ -64,12 +109,10 @@ intake_main(void *arg)
 	worker_self("traced-intake", ik.nice);
 	pthread_mutex_lock(&ik.lock);
 	for (;;) {
-		while (!ik.stop && ik.todo == NULL)
+		while (!ik.stop && ik.nq == 0)
 			pthread_cond_wait(&ik.cond, &ik.lock);
-		if ((j = ik.todo) == NULL)
-			break;		/* stopping, queue empty */
-		if ((ik.todo = j->next) == NULL)
-			ik.todo_tail = &ik.todo;
+		if ((j = intake_next_locked()) == NULL)
+			break;		/* stopping, queues empty */
 		pthread_mutex_unlock(&ik.lock);
 
 		j->work(j);
@@ -113,8 +156,15 @@ intake_start(struct event_base *base, int nice)
 {
 	ik.nice = nice;
 	ik.stop = 0;		/* after an intake_stop(): a new thread */
-	ik.todo_tail = &ik.todo;
 	ik.done_tail = &ik.done;
+	if (ik.q == NULL) {
+		ik.q = calloc(INTAKE_QUEUES_START, sizeof(*ik.q));
+		if (ik.q == NULL) {
+			log_warn("intake");
+			return -1;
+		}
+		ik.capq = INTAKE_QUEUES_START;
+	}
 	if (worker_start(base, "intake", intake_main, NULL, intake_done_cb,
 	    &ik.efd, &ik.ev, &ik.thread) == -1)
 		return -1;
@@ -122,18 +172,51 @@ intake_start(struct event_base *base, int nice)
 	return 0;
 }
 
+/* The queue of 'uid', made if need be.  Under lock. */
+static struct intake_queue *
+intake_queue_locked(uid_t uid)
+{
+	struct intake_queue *q;
+	size_t i, n;
+
+	for (i = 0; i < ik.nq; i++)
+		if (ik.q[i].uid == uid)
+			return &ik.q[i];
+	if (ik.nq == ik.capq) {
+		n = ik.capq * 2;
+		q = reallocarray(ik.q, n, sizeof(*q));
+		if (q == NULL)		/* never 0 queues: capq >= 16 */
+			return &ik.q[ik.nq - 1];	/* shares a turn */
+		/* The queues moved: their tails with them. */
+		for (i = 0; i < ik.nq; i++)
+			if (q[i].tail == &ik.q[i].head)
+				q[i].tail = &q[i].head;
+		ik.q = q;
+		ik.capq = n;
+	}
+	q = &ik.q[ik.nq++];
+	q->uid = uid;
+	q->head = NULL;
+	q->tail = &q->head;
+	return q;
+}
+
 /*
  * Queue j: j->work runs on the intake thread, then j->done on the loop
- * thread, which must free j.  Loop thread.
+ * thread, which must free j.  Jobs of one uid run in the order given;
+ * the uids take turns.  Loop thread.
  */
 void
 intake_submit(struct intake_job *j)
 {
+	struct intake_queue *q;
+
 	j->next = NULL;
 	ik.outstanding++;
 	pthread_mutex_lock(&ik.lock);
-	*ik.todo_tail = j;
-	ik.todo_tail = &j->next;
+	q = intake_queue_locked(j->uid);
+	*q->tail = j;
+	q->tail = &j->next;
 	pthread_cond_signal(&ik.cond);
 	pthread_mutex_unlock(&ik.lock);
 }
@@ -143,6 +226,13 @@ int
 intake_idle(void)
 {
 	return ik.outstanding == 0;
+}
+
+/* Does the thread take jobs (started, not stopping)?  Loop thread. */
+int
+intake_accepting(void)
+{
+	return ik.running && !ik.stop;
 }
 
 /*
@@ -162,5 +252,8 @@ intake_stop(void)
 	intake_done_cb(ik.efd, EV_READ, NULL);
 	event_free(ik.ev);
 	close(ik.efd);
+	free(ik.q);
+	ik.q = NULL;
+	ik.nq = ik.capq = 0;
 	ik.running = 0;
 }

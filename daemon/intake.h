@@ -8,15 +8,19 @@
 #ifndef TRACED_DAEMON_INTAKE_H
 #define TRACED_DAEMON_INTAKE_H
 
+#include <sys/types.h>
+
 struct event_base;
 
 /*
  * A job for the intake thread: embed it first in a struct of the job's
  * own.  work() runs there, touching no daemon state; done() runs on the
- * loop thread afterwards and frees the job.
+ * loop thread afterwards and frees the job.  uid: whose it is (the
+ * uid of the client it concerns): jobs of different uids take turns.
  */
 struct intake_job {
 	struct intake_job *next;
+	uid_t	 uid;
 	void	(*work)(struct intake_job *);
 	void	(*done)(struct intake_job *);
 };
@@ -24,6 +28,7 @@ struct intake_job {
 int	intake_start(struct event_base *base, int nice);
 void	intake_submit(struct intake_job *j);
 int	intake_idle(void);
+int	intake_accepting(void);
 void	intake_stop(void);
 
 #endif /* TRACED_DAEMON_INTAKE_H */

@@ -284,6 +284,7 @@ session_metadata_sync(struct session *s)
 	mj->upto = s->nprovs;
 	mj->j.work = meta_work;
 	mj->j.done = meta_done;
+	mj->j.uid = s->uid;
 	s->intake_out++;
 	s->meta_job_out = 1;
 	intake_submit(&mj->j);

@@ -391,6 +391,7 @@ provider_msg(struct session *s, const struct traced_msg_provider *m,
 	pj->desc_len = m->desc_size;
 	pj->j.work = parse_work;
 	pj->j.done = parse_done;
+	pj->j.uid = s->uid;
 	s->intake_out++;
 	event_del(s->ev);	/* its next messages wait for this one */
 	intake_submit(&pj->j);

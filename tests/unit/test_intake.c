@@ -35,7 +35,7 @@
 #include "daemon/intake.h"
 #include "daemon/log.h"
 
-#define T_JOBS		6
+#define T_JOBS		9
 #define T_DEADLINE_S	10	/* a job not done by then: failed */
 
 /* A job of the tests. */
@@ -321,6 +321,41 @@ test_intake_idle_until_every_done_ran(void **state)
 	t_check_jobs(2);
 }
 
+/*
+ * One uid queued 5 jobs, the first held in its work(); then two other
+ * uids one job each, and a second for the third uid.  Once the gate
+ * opens, the uids take turns: the second uid's job waits for one of
+ * the first's, not for all four (a user's new program does not wait
+ * for another user's flood of jobs); each uid's jobs in its order.
+ */
+static void
+test_intake_uids_take_turns(void **state)
+{
+	static const uid_t uid[8] = { 1000, 1000, 1000, 1000, 1000, 0, 2000,
+	    2000 };
+	static const int want[8] = { 0, 1, 5, 6, 2, 7, 3, 4 };
+	int i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		t.jobs[i].n = i;
+		t.jobs[i].gated = i == 0;
+		t.jobs[i].j.uid = uid[i];
+		t.jobs[i].j.work = t_work;
+		t.jobs[i].j.done = t_done;
+		intake_submit(&t.jobs[i].j);
+		if (i == 0)
+			t_gate_entered();	/* it has the thread */
+	}
+	t_gate_open();
+	t_loop_until(8);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(t.order[i], want[i]);
+		assert_int_equal(t.jobs[want[i]].work_seq, i + 1);
+		assert_int_equal(t.jobs[want[i]].concurrent, 1);
+	}
+}
+
 /* Last: the intake thread does not start again once stopped. */
 static void
 test_intake_stop_finishes_every_job(void **state)
@@ -347,6 +382,7 @@ main(void)
 		T(test_intake_work_off_the_loop_done_on_it),
 		T(test_intake_jobs_run_one_at_a_time_in_order),
 		T(test_intake_idle_until_every_done_ran),
+		T(test_intake_uids_take_turns),
 		T(test_intake_stop_finishes_every_job),
 	};
 
