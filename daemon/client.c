@@ -555,10 +555,33 @@ client_changed(void)
 		cl.changed();
 }
 
+static void	session_read(struct session *s, int fd);
+
+/*
+ * A session's message, read and handled.  The time it takes is charged
+ * to its uid; a uid over its share of the loop has its sessions read
+ * after everyone else's until it is under again (sock.h).  s may be
+ * freed by the time session_read() returns: only its uid is kept.
+ */
 static void
 session_read_cb(int fd, short what, void *arg)
 {
 	struct session *s = arg;
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	uid_t uid = s->uid;
+	int pri = limits_loop_over(uid, t0) ? LOOP_PRI_OVER :
+	    LOOP_PRI_CLIENT;
+
+	(void)what;
+	if (event_get_priority(s->ev) != pri)
+		(void)event_priority_set(s->ev, pri);
+	session_read(s, fd);
+	limits_loop_charge(uid, t0, now_ns(CLOCK_MONOTONIC) - t0);
+}
+
+static void
+session_read(struct session *s, int fd)
+{
 	union {
 		struct cmsghdr	hdr;
 		char		buf[CMSG_SPACE(4 * sizeof(int))];
@@ -572,7 +595,6 @@ session_read_cb(int fd, short what, void *arg)
 	int fds[4], nfds = 0, extra_fds = 0, i, rc;
 	ssize_t n;
 
-	(void)what;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;

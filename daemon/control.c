@@ -143,6 +143,7 @@ ctlconn_write(struct ctlconn *c)
 	event_assign(c->ev, ctl_base, c->fd,
 	    EV_READ | (c->out != NULL ? EV_WRITE : 0) | EV_PERSIST,
 	    control_io_cb, c);
+	(void)event_priority_set(c->ev, LOOP_PRI_FIRST);
 	event_add(c->ev, NULL);
 }
 
@@ -400,6 +401,20 @@ control_accept_cb(int lfd, short what, void *arg)
 	c->ev = event_new(ctl_base, fd, EV_READ | EV_PERSIST, control_io_cb,
 	    c);
 	c->timer = evtimer_new(ctl_base, ctlconn_timeout_cb, c);
+	if (c->ev == NULL || c->timer == NULL) {
+		log_warnx("control: libevent: out of memory");
+		if (c->ev != NULL)
+			event_free(c->ev);
+		if (c->timer != NULL)
+			event_free(c->timer);
+		free(c);
+		limits_put(cred.uid, LIMIT_CONTROL_CONNS, 1, 1);
+		close(fd);
+		return;
+	}
+	/* Before clients' work (sock.h). */
+	(void)event_priority_set(c->ev, LOOP_PRI_FIRST);
+	(void)event_priority_set(c->timer, LOOP_PRI_FIRST);
 	event_add(c->ev, NULL);
 	TAILQ_INSERT_TAIL(&ctlconns, c, entry);
 	ctlconn_touch(c);
@@ -413,7 +428,9 @@ control_listen(struct event_base *base, int fd)
 	reply_init(base);
 	ctl_ev = event_new(base, fd, EV_READ | EV_PERSIST, control_accept_cb,
 	    NULL);
-	if (ctl_ev == NULL || event_add(ctl_ev, NULL) == -1)
+	if (ctl_ev == NULL ||
+	    event_priority_set(ctl_ev, LOOP_PRI_FIRST) == -1 ||
+	    event_add(ctl_ev, NULL) == -1)
 		return -1;
 	return 0;
 }

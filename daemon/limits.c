@@ -53,6 +53,9 @@ struct uidacct {
 	double		 tokens;
 	uint64_t	 refilled;	/* ns, CLOCK_MONOTONIC */
 	uint64_t	 suppressed;
+	/* The loop's time its clients took: this window's and the last. */
+	uint64_t	 loop_at;	/* ns, CLOCK_MONOTONIC: window start */
+	uint64_t	 loop_ns, loop_prev_ns;
 };
 
 static struct uidacct *buckets[LIMITS_BUCKETS];
@@ -199,6 +202,49 @@ limits_held(uid_t uid, int l)
 	struct uidacct *a = uidacct_find(uid, 0);
 
 	return a != NULL ? a->held[l] : 0;
+}
+
+/* a's loop windows as of 'now'. */
+static void
+loop_roll(struct uidacct *a, uint64_t now)
+{
+	if (now - a->loop_at < LIMITS_LOOP_WINDOW_NS)
+		return;
+	a->loop_prev_ns = now - a->loop_at < 2 * LIMITS_LOOP_WINDOW_NS ?
+	    a->loop_ns : 0;
+	a->loop_ns = 0;
+	a->loop_at = now;
+}
+
+/*
+ * The uid's clients took 'ns' of the loop's time from 'start' (ns,
+ * CLOCK_MONOTONIC) on.
+ */
+void
+limits_loop_charge(uid_t uid, uint64_t start, uint64_t ns)
+{
+	struct uidacct *a = uidacct_find(uid, 1);
+
+	if (a == NULL)
+		return;
+	loop_roll(a, start);
+	a->loop_ns += ns;
+}
+
+/*
+ * Did the uid's clients take more than their share of the loop in this
+ * window or the last (LIMITS_LOOP_SHARE_NS of LIMITS_LOOP_WINDOW_NS)?
+ */
+int
+limits_loop_over(uid_t uid, uint64_t now)
+{
+	struct uidacct *a = uidacct_find(uid, 0);
+
+	if (a == NULL)
+		return 0;
+	loop_roll(a, now);
+	return a->loop_ns > LIMITS_LOOP_SHARE_NS ||
+	    a->loop_prev_ns > LIMITS_LOOP_SHARE_NS;
 }
 
 /*

@@ -395,10 +395,23 @@ main(int argc, char *argv[])
 	ecfg = event_config_new();
 	event_config_avoid_method(ecfg, "select");
 	event_config_avoid_method(ecfg, "poll");
+	/* Clients' callbacks: at most a slice before the loop looks for
+	 * control requests and timers again (sock.h). */
+	{
+		struct timeval slice = { 0, LOOP_CLIENT_SLICE_MS * 1000 };
+
+		if (ecfg != NULL)
+			(void)event_config_set_max_dispatch_interval(ecfg,
+			    &slice, -1, LOOP_PRI_CLIENT);
+	}
 	mn.base = event_base_new_with_config(ecfg);
 	event_config_free(ecfg);
 	if (mn.base == NULL)
 		fatalx("libevent: no epoll backend");
+	/* Events are LOOP_PRI_CLIENT unless said otherwise: the middle
+	 * (libevent's default is nactivequeues / 2). */
+	if (event_base_priority_init(mn.base, LOOP_NPRI) == -1)
+		fatalx("libevent: cannot set %d priorities", LOOP_NPRI);
 
 	/*
 	 * Before any thread exists: fork() keeps only the caller.  And
@@ -437,15 +450,25 @@ main(int argc, char *argv[])
 	ev_int = evsignal_new(mn.base, SIGINT, signal_cb, NULL);
 	ev_term = evsignal_new(mn.base, SIGTERM, signal_cb, NULL);
 	ev_hup = evsignal_new(mn.base, SIGHUP, reload_cb, NULL);
+	if (ev_int == NULL || ev_term == NULL || ev_hup == NULL)
+		fatalx("libevent: cannot watch the signals");
+	/* Signals and timers come before clients' work (sock.h). */
+	(void)event_priority_set(ev_int, LOOP_PRI_FIRST);
+	(void)event_priority_set(ev_term, LOOP_PRI_FIRST);
+	(void)event_priority_set(ev_hup, LOOP_PRI_FIRST);
 	evsignal_add(ev_int, NULL);
 	evsignal_add(ev_term, NULL);
 	evsignal_add(ev_hup, NULL);
 	/* Housekeeping (rings are drained by the drain thread). */
 	ev_timer = event_new(mn.base, -1, EV_PERSIST, timer_cb, NULL);
+	ev_stop = event_new(mn.base, -1, EV_PERSIST, stop_timer_cb, NULL);
+	if (ev_timer == NULL || ev_stop == NULL)
+		fatalx("libevent: cannot make the timers");
+	(void)event_priority_set(ev_timer, LOOP_PRI_FIRST);
+	(void)event_priority_set(ev_stop, LOOP_PRI_FIRST);
 	tv.tv_sec = 0;
 	tv.tv_usec = 100000;
 	event_add(ev_timer, &tv);
-	ev_stop = event_new(mn.base, -1, EV_PERSIST, stop_timer_cb, NULL);
 	tv.tv_sec = 0;
 	tv.tv_usec = 20000;
 	event_add(ev_stop, &tv);

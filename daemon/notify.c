@@ -35,6 +35,7 @@
 #include "dclock.h"
 #include "log.h"
 #include "notify.h"
+#include "sock.h"
 
 #define STATUS_INTERVAL_S	2
 
@@ -150,7 +151,11 @@ notify_init(struct event_base *base, notify_count_cb count)
 	tv.tv_sec = (time_t)(usec / 2 / 1000000);
 	tv.tv_usec = (suseconds_t)(usec / 2 % 1000000);
 	nt.watchdog = event_new(base, -1, EV_PERSIST, watchdog_cb, NULL);
-	if (nt.watchdog == NULL || event_add(nt.watchdog, &tv) == -1)
+	/* Before clients' work (sock.h): systemd stops a daemon that
+	 * does not ping. */
+	if (nt.watchdog == NULL ||
+	    event_priority_set(nt.watchdog, LOOP_PRI_FIRST) == -1 ||
+	    event_add(nt.watchdog, &tv) == -1)
 		fatalx("libevent: cannot start the watchdog timer");
 	log_info("systemd watchdog: %" PRIu64 " ms, pinged every %" PRIu64
 	    " ms", usec / 1000, usec / 2000);

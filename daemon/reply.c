@@ -39,6 +39,7 @@
 #include "limits.h"
 #include "log.h"
 #include "ring.h"
+#include "sock.h"
 #include "text.h"
 #include "wire.h"
 
@@ -293,6 +294,8 @@ reply_wait(struct reply *r, reply_wait_cb cb, void *arg, unsigned timeout_ms)
 	if (timeout_ms == 0)
 		return;
 	r->timer = evtimer_new(reply_base, reply_timeout_cb, r);
+	if (r->timer != NULL)
+		(void)event_priority_set(r->timer, LOOP_PRI_FIRST);
 	if (r->timer == NULL || evtimer_add(r->timer, &tv) == -1)
 		log_warnx("control: no timer for a reply that waits: it waits "
 		    "for the daemon's state to move");

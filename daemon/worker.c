@@ -27,6 +27,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "sock.h"
 #include "worker.h"
 
 /*
@@ -68,7 +69,10 @@ worker_start(struct event_base *base, const char *what,
 		return -1;
 	}
 	*ev = event_new(base, *efd, EV_READ | EV_PERSIST, cb, arg);
-	if (*ev == NULL || event_add(*ev, NULL) == -1) {
+	/* What the threads finished comes before clients' work
+	 * (sock.h). */
+	if (*ev == NULL || event_priority_set(*ev, LOOP_PRI_FIRST) == -1 ||
+	    event_add(*ev, NULL) == -1) {
 		log_warnx("%s: cannot watch its eventfd", what);
 		return -1;
 	}
