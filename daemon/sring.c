@@ -70,8 +70,16 @@
  */
 #define SESSION_THREADS_MAX	16384
 
-/* Ring numbers below this are found in an array, the others in a list. */
+/*
+ * Ring numbers below this are found in an array, the others in a list;
+ * and the array holds at most this many entries a ring the session
+ * holds, plus a start: its size follows what the session holds, not
+ * the numbers its client chose (11 rings numbered to double it each
+ * time took 8 MiB a session).
+ */
 #define SESSION_BY_INDEX_MAX	(UINT32_C(1) << 20)
+#define SESSION_BY_INDEX_PER_RING 4
+#define SESSION_BY_INDEX_START	1024
 
 static int	sring_new_file(struct sring *, char **);
 static void	session_spare_send(struct session *s);
@@ -191,19 +199,23 @@ session_ring_index(struct session *s, struct sring *r)
 	uint32_t n;
 
 	/*
-	 * Far out, or past what the array may hold (a client chooses the
-	 * numbers; a program numbers its rings one after the other): the
-	 * list will do.  Every number below nby_index is in the array.
+	 * Far out, or past what the array may hold for the rings the
+	 * session holds (a client chooses the numbers; a program numbers
+	 * its rings one after the other): the list will do.  Every number
+	 * below nby_index is in the array.
 	 */
-	if (r->index >= s->nby_index &&
-	    (r->index >= s->nby_index + 1024 ||
-	    r->index >= SESSION_BY_INDEX_MAX))
-		return 0;
 	if (r->index >= s->nby_index) {
+		uint64_t cap = SESSION_BY_INDEX_START +
+		    (uint64_t)SESSION_BY_INDEX_PER_RING * (s->nrings + 1);
+
+		if (cap > SESSION_BY_INDEX_MAX)
+			cap = SESSION_BY_INDEX_MAX;
+		if (r->index >= s->nby_index + 1024 || r->index >= cap)
+			return 0;
 		n = r->index + 1 > 2 * s->nby_index ? r->index + 1 :
 		    2 * s->nby_index;
-		if (n > SESSION_BY_INDEX_MAX)
-			n = SESSION_BY_INDEX_MAX;
+		if (n > cap)
+			n = (uint32_t)cap;
 		a = reallocarray(s->by_index, n, sizeof(*a));
 		if (a == NULL)
 			return -1;

@@ -27,8 +27,10 @@
  *   hostile event-id SECONDS
  *                          an event of id 2^24 - 1, drained again and
  *                          again
- *   hostile rings NSESS NRINGS SECONDS
+ *   hostile rings NSESS NRINGS SECONDS [spread]
  *                          NSESS sessions of NRINGS rings each
+ *                          (numbered to double an array by number
+ *                          with each)
  *   hostile churn RATE SECONDS
  *                          RATE connections a second that say HELLO
  *                          and leave

@@ -8,6 +8,9 @@
 #   event-id   an event of id 2^24 - 1, drained again and again
 #   rings      two sessions of 9,990 rings each
 #   churn      5,000 connections a second that say HELLO and leave
+#   ring-numbers  (issue 25, finding 4) 370 sessions of 11 rings each,
+#              numbered so that an array of rings by number would
+#              double with each ring
 # Meanwhile root's program traces 500,000 events/s with default rings
 # and loses nothing (events in the trace + lost = emitted, lost = 0),
 # root's 'tracectl info trace' answers within 1 s every second, and the
@@ -32,55 +35,13 @@ SET_RINGS='rings-per-uid|ring-bytes-per-uid'
 
 ATTACK_S=${HOSTILE_ATTACK_S:-10}	# seconds of each attack
 # CASES="rings churn" runs only those (all by default).
-CASES=${CASES:-providers event-id rings churn}
+CASES=${CASES:-providers event-id rings churn ring-numbers}
 want() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 hostile_init
 # The descriptors of the machine the finding was made on, whatever this
 # one's: 19,980 rings must not take them all.
 ulimit -n 20000 2>/dev/null || echo "descriptor limit stays $(ulimit -n)"
-
-# attack NAME WHAT HOSTILE-ARGUMENTS...: a fresh daemon, root's program,
-# and the hostile client for ATTACK_S seconds, watched every second.
-# WATCH_AT / WATCH_HOOK: a command run after that many seconds.
-attack() {
-	NAME=$1 WHAT=$2
-	shift 2
-	TRACES="$T/traces-$NAME"
-	log_mark
-	start_daemon
-	rate_start
-	$AS_HOSTILE env TRACED=0 "$HELPERS/hostile" "$@" \
-		>"$T/$NAME.out" 2>&1 &
-	HPID=$!
-	bg_track $HPID
-	if [ -n "${WATCH_HOOK:-}" ]; then
-		watch_daemon "$WATCH_AT" "$WHAT"
-		eval "$WATCH_HOOK"
-		watch_daemon $((ATTACK_S - WATCH_AT)) "$WHAT"
-	else
-		watch_daemon "$ATTACK_S" "$WHAT"
-	fi
-	wait $HPID || hfail "$WHAT: the hostile client failed: $(cat "$T/$NAME.out")"
-	echo "$NAME: $(cat "$T/$NAME.out")"
-	watch_summary
-	WATCH_HOOK=
-}
-
-# refused_naming PATTERN: the log since the case began names a setting.
-refused_naming() {
-	log_since | grep -Eq -- "$1" ||
-		hfail "$WHAT: the refusal does not name the limit's setting ($1) in the log: $(log_since | grep -v 'connected\|ended' | tail -n 3)"
-	echo "the log names the limit: $(log_since | grep -E -m1 -- "$1")"
-}
-
-# case_end: the whole trace directory reads; stop the daemon.
-case_end() {
-	bt_whole "$WHAT"
-	stop_daemon
-	rm -rf "$TRACES"
-	ok "$WHAT"
-}
 
 # 1. 24 providers of 65,536 events.
 if want providers; then
@@ -107,19 +68,9 @@ fi
 # 3. Two sessions of 9,990 rings; halfway, root starts a program.
 if want rings; then
 WATCH_AT=$((ATTACK_S / 2))
-WATCH_HOOK='"$HELPERS/emit" -t 2 -n 1000 >"$T/emit-late.out" 2>&1 &
-	late=$!; wait $late || hfail "$WHAT: emit exited with $?"'
+WATCH_HOOK=late_program
 attack rings "finding 4 (two sessions of 9,990 rings)" rings 2 9990 $ATTACK_S
-ctl trace-file flush >/dev/null
-ld=$(ls -d "$TRACES"/emit-$late-* 2>/dev/null) ||
-	hfail "$WHAT: a program root started during the attack was not traced (no session directory)"
-c=$(bt_count $ld) ||
-	hfail "$WHAT: babeltrace2 cannot read $ld: $(head -c 300 "$T/count.err")"
-set -- $c
-ticks=$(babeltrace2 $ld 2>/dev/null | grep -c 'helpers:test_tick:' || true)
-[ "$ticks" = 2000 ] && [ "$2" = 0 ] ||
-	hfail "$WHAT: the program root started during the attack lost events: $ticks of 2000 ticks in the trace, $2 discarded-events messages"
-echo "a program root started during the attack: all 2000 ticks traced"
+late_check
 rate_check "$WHAT"
 # A refused ring may not be visible from the client's side (no answer
 # to RING in the protocol): the log says it.
@@ -154,5 +105,22 @@ lines=$(log_since | wc -l)
 [ "$lines" -le "$LOG_MAX_LINES" ] ||
 	hfail "$WHAT: the log grew by $lines lines for $nconn empty connections (at most $LOG_MAX_LINES): $(log_since | tail -n 2)"
 echo "after $nconn connections: no empty directory, $rows index rows, $lines log lines"
+case_end
+fi
+
+# 5. Issue 25, finding 4: 370 sessions of 11 rings each, numbered so
+# that an array of rings by number would double with each ring (to 2^20
+# entries, 8 MiB a session: 3 GB in all).  The daemon holds them all
+# (they are within rings-per-uid) in memory that follows the rings,
+# not their numbers; watch_daemon checks it every second.
+if want ring-numbers; then
+attack ring-numbers "issue 25 finding 4 (370 sessions of 11 rings numbered far apart)" \
+	rings 370 11 $ATTACK_S spread
+rate_check "$WHAT"
+held=$(awk '/^rings: session/ { h += $4 } END { print h + 0 }' \
+	"$T/ring-numbers.out")
+[ "$held" -ge $((370 * 11 * 9 / 10)) ] ||
+	hfail "$WHAT: the attack did not get its rings in ($held of $((370 * 11)) held): $(tail -n 3 "$T/ring-numbers.out")"
+echo "$held rings held, numbered up to $(( (1 << 20) - 1 )) or so"
 case_end
 fi

@@ -171,8 +171,11 @@ rate_check() {
 	_dropped=$(sed -n 's/^emitted [0-9]* dropped \([0-9]*\)/\1/p' "$T/rate.out")
 	[ -n "$_emitted" ] || hfail "$_what: root's program said: $(cat "$T/rate.out")"
 	# Every session it had (a disconnected program comes back as a
-	# new one).
-	_dirs=$(ls -d "$TRACES"/rate-"$RATE_PID"-* 2>/dev/null) ||
+	# new one), in $TRACES and the trace directories RATE_MORE_DIRS
+	# names (trace-file set moved it there for a while).
+	_dirs=$(for _d in "$TRACES" ${RATE_MORE_DIRS:-}; do
+		ls -d "$_d"/rate-"$RATE_PID"-* 2>/dev/null || true; done)
+	[ -n "$_dirs" ] ||
 		hfail "$_what: root's program has no trace in $TRACES"
 	# shellcheck disable=SC2086
 	_c=$(bt_count $_dirs) ||
@@ -203,3 +206,72 @@ providers_refused() {
 # log_mark / log_since: the daemon's log lines from the mark on.
 log_mark() { touch "$T/traced.log"; LOG_MARK=$(wc -l < "$T/traced.log"); }
 log_since() { tail -n +$((LOG_MARK + 1)) "$T/traced.log"; }
+
+# attack NAME WHAT HOSTILE-ARGUMENTS...: a fresh daemon, root's program,
+# and the hostile client for ATTACK_S seconds, watched every second.
+# WATCH_AT / WATCH_HOOK: a command run after that many seconds;
+# ATTACK_PRE: one run before the hostile client starts.  DAEMON_ARGS:
+# more arguments for traced.
+attack() {
+	NAME=$1 WHAT=$2
+	shift 2
+	TRACES="$T/traces-$NAME"
+	log_mark
+	# shellcheck disable=SC2086
+	start_daemon ${DAEMON_ARGS:-}
+	rate_start
+	[ -z "${ATTACK_PRE:-}" ] || eval "$ATTACK_PRE"
+	$AS_HOSTILE env TRACED=0 "$HELPERS/hostile" "$@" \
+		>"$T/$NAME.out" 2>&1 &
+	HPID=$!
+	bg_track $HPID
+	if [ -n "${WATCH_HOOK:-}" ]; then
+		watch_daemon "$WATCH_AT" "$WHAT"
+		eval "$WATCH_HOOK"
+		watch_daemon $((ATTACK_S - WATCH_AT)) "$WHAT"
+	else
+		watch_daemon "$ATTACK_S" "$WHAT"
+	fi
+	wait $HPID || hfail "$WHAT: the hostile client failed: $(cat "$T/$NAME.out")"
+	echo "$NAME: $(cat "$T/$NAME.out")"
+	watch_summary
+	WATCH_HOOK= ATTACK_PRE= DAEMON_ARGS=
+}
+
+# refused_naming PATTERN: the log since the case began names a setting.
+refused_naming() {
+	log_since | grep -Eq -- "$1" ||
+		hfail "$WHAT: the refusal does not name the limit's setting ($1) in the log: $(log_since | grep -v 'connected\|ended' | tail -n 3)"
+	echo "the log names the limit: $(log_since | grep -E -m1 -- "$1")"
+}
+
+# case_end: the whole trace directory reads; stop the daemon.
+case_end() {
+	bt_whole "$WHAT"
+	stop_daemon
+	rm -rf "$TRACES"
+	ok "$WHAT"
+}
+
+# late_program: (a WATCH_HOOK) root starts a program during the attack,
+# 2 threads of 1,000 events, and waits for it; late_check afterwards:
+# it was traced, every event in the trace.
+late_program() {
+	"$HELPERS/emit" -t 2 -n 1000 >"$T/emit-late.out" 2>&1 &
+	LATE_PID=$!
+	wait $LATE_PID || hfail "$WHAT: emit exited with $?"
+}
+
+late_check() {
+	ctl trace-file flush >/dev/null
+	_ld=$(ls -d "$TRACES"/emit-$LATE_PID-* 2>/dev/null) ||
+		hfail "$WHAT: a program root started during the attack was not traced (no session directory)"
+	_c=$(bt_count $_ld) ||
+		hfail "$WHAT: babeltrace2 cannot read $_ld: $(head -c 300 "$T/count.err")"
+	# shellcheck disable=SC2086
+	set -- $_c
+	_ticks=$(babeltrace2 $_ld 2>/dev/null | grep -c 'helpers:test_tick:' || true)
+	[ "$_ticks" = 2000 ] && [ "$2" = 0 ] ||
+		hfail "$WHAT: the program root started during the attack lost events: $_ticks of 2000 ticks in the trace, $2 discarded-events messages"
+	echo "a program root started during the attack: all 2000 ticks traced"
+}

@@ -6,7 +6,8 @@
  * this folder): what its parts share.  hostile.c has the socket and
  * ring helpers, the case table and main(); cases.c the cases that get
  * the protocol or the ring wrong ((a) to (e)); load.c the commands of
- * one client against everyone and the odd but valid names ((f), (g)).
+ * one client against everyone and the odd but valid names ((f), (g));
+ * funcs.c those of function tracing ((h)).
  */
 #ifndef TRACED_TESTS_HOSTILE_H
 #define TRACED_TESTS_HOSTILE_H
@@ -105,5 +106,10 @@ void	case_reset(const char *name);
 int	flood(int n, double seconds, int hello);
 void	case_ring_ts_future(const char *name);
 int	run_command(int argc, char *argv[], int *rc);
+int	funcs_command(int argc, char *argv[], int *rc);
+uint64_t deadline_in(double seconds);
+int	h_sendv_until(int sock, const void *msg, size_t len, const int *fds,
+	    int nfds, uint64_t deadline);
+int	h_hup(int sock);
 
 #endif /* TRACED_TESTS_HOSTILE_H */

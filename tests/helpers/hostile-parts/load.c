@@ -41,7 +41,7 @@
  * meanwhile for everyone else is for the test script to check.
  */
 
-static uint64_t
+uint64_t
 deadline_in(double seconds)
 {
 	return now_ns() + (uint64_t)(seconds * 1e9);
@@ -52,7 +52,7 @@ deadline_in(double seconds)
  * not read fills the socket).  0, or -1 when the daemon closed the
  * connection or the deadline passed.
  */
-static int
+int
 h_sendv_until(int sock, const void *msg, size_t len, const int *fds,
     int nfds, uint64_t deadline)
 {
@@ -75,7 +75,7 @@ h_sendv_until(int sock, const void *msg, size_t len, const int *fds,
 }
 
 /* Is the connection closed by the daemon?  Never reads. */
-static int
+int
 h_hup(int sock)
 {
 	struct pollfd pfd = { sock, POLLRDHUP, 0 };
@@ -285,13 +285,32 @@ cmd_event_id(double seconds)
 }
 
 /*
- * rings NSESS NRINGS SECONDS: NSESS sessions register NRINGS rings
- * each (the smallest size, every one with a thread id of its own), and
- * hold them until SECONDS have passed; a session the daemon closes is
- * opened again and filled again, as a patient attacker would.
+ * The number of a session's ring k when they are spread: each just
+ * within 1,024 past the last, so that an array of rings by number
+ * doubles with each (issue 25, finding 4: 11 rings took it to 2^20
+ * entries).
+ */
+static uint32_t
+spread_index(uint32_t k)
+{
+	uint64_t n = 1, i = 0;
+
+	while (k-- > 0 && n < (UINT64_C(1) << 31)) {
+		i = n + 1023;
+		n = i + 1 > 2 * n ? i + 1 : 2 * n;
+	}
+	return (uint32_t)i;
+}
+
+/*
+ * rings NSESS NRINGS SECONDS [spread]: NSESS sessions register NRINGS
+ * rings each (the smallest size, every one with a thread id of its
+ * own), numbered 0, 1, 2... or spread (spread_index()), and hold them
+ * until SECONDS have passed; a session the daemon closes is opened
+ * again and filled again, as a patient attacker would.
  */
 static int
-cmd_rings(int nsess, uint32_t nrings, double seconds)
+cmd_rings(int nsess, uint32_t nrings, double seconds, int spread)
 {
 	uint64_t deadline = deadline_in(seconds);
 	const uint32_t order = TRACED_RING_ORDER_MIN;
@@ -340,7 +359,7 @@ cmd_rings(int nsess, uint32_t nrings, double seconds)
 			memset(&m, 0, sizeof(m));
 			m.hdr.type = TRACED_MSG_RING;
 			m.hdr.size = sizeof(m);
-			m.index = held[s];
+			m.index = spread ? spread_index(held[s]) : held[s];
 			m.tid = h.tid;
 			m.max_order = order;
 			if (h_sendv_until(socks[s], &m, sizeof(m), &fd, 1,
@@ -858,9 +877,10 @@ run_command(int argc, char *argv[], int *rc)
 		    (uint32_t)atoi(argv[3]), atof(argv[4]), argc == 6);
 	else if (strcmp(c, "event-id") == 0 && argc == 3)
 		*rc = cmd_event_id(atof(argv[2]));
-	else if (strcmp(c, "rings") == 0 && argc == 5)
+	else if (strcmp(c, "rings") == 0 && (argc == 5 || (argc == 6 &&
+	    strcmp(argv[5], "spread") == 0)))
 		*rc = cmd_rings(atoi(argv[2]), (uint32_t)atoi(argv[3]),
-		    atof(argv[4]));
+		    atof(argv[4]), argc == 6);
 	else if (strcmp(c, "churn") == 0 && argc == 4)
 		*rc = cmd_churn(atof(argv[2]), atof(argv[3]));
 	else if (strcmp(c, "ctl-noread") == 0 && argc >= 5)
@@ -879,6 +899,6 @@ run_command(int argc, char *argv[], int *rc)
 				*rc |= cmd_odd(odd_variants[i],
 				    (unsigned)atoi(argv[2]));
 	} else
-		return 0;
+		return funcs_command(argc, argv, rc);
 	return 1;
 }
