@@ -65,6 +65,7 @@ static const struct config_key {
 	[CONFIG_LIMIT0 + LIMIT_EVENT_CLASSES] = { "event-classes-per-uid", 1 },
 	[CONFIG_LIMIT0 + LIMIT_EVENT_IDS] = { "event-ids-per-uid", 1 },
 	[CONFIG_LIMIT0 + LIMIT_FUNCTIONS] = { "functions-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_MODULES] = { "modules-per-uid", 1 },
 	[CONFIG_LIMIT0 + LIMIT_CONTROL_CONNS] =
 	    { "control-connections-per-uid", 1 },
 	[CONFIG_LIMIT0 + LIMIT_CONTROL_OUTPUT] =
@@ -100,6 +101,7 @@ static const struct limit_def {
 	[LIMIT_EVENT_CLASSES]	= { 65536, 16, 1u << 24, LU_COUNT },
 	[LIMIT_EVENT_IDS]	= { 65536, 16, 1u << 28, LU_COUNT },
 	[LIMIT_FUNCTIONS]	= { 1u << 20, 16, 1u << 28, LU_COUNT },
+	[LIMIT_MODULES]		= { 8192, 16, 1u << 20, LU_COUNT },
 	[LIMIT_CONTROL_CONNS]	= { 16, 1, 100000, LU_COUNT },
 	[LIMIT_CONTROL_OUTPUT]	= { 4u << 20, 64u << 10, 1ull << 32,
 				    LU_BYTES },

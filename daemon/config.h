@@ -25,6 +25,7 @@ enum {
 	LIMIT_EVENT_CLASSES,	/* distinct event classes held per uid */
 	LIMIT_EVENT_IDS,	/* event ids of its sessions, per uid */
 	LIMIT_FUNCTIONS,	/* instrumented functions of its sessions */
+	LIMIT_MODULES,		/* loaded objects its sessions described */
 	LIMIT_CONTROL_CONNS,	/* control connections per uid */
 	LIMIT_CONTROL_OUTPUT,	/* reply bytes queued per uid */
 	LIMIT_CONTROL_TIMEOUT,	/* s: a control connection's silence */

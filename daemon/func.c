@@ -54,6 +54,9 @@ static size_t nrules[2];
 static int rules_loaded;
 static const char *const kind_names[2] = { "func", "tracer" };
 
+static int	func_module_apply(struct smodule *md);
+static int	func_send_apply(struct session *s, int changed);
+
 static void
 func_rules_load(void)
 {
@@ -234,24 +237,116 @@ func_module_write_at(int sdirfd, uint32_t sid, const char *sdir,
 	close(dfd);
 }
 
-/* The same for a module of session s, from the loop thread. */
+/*
+ * Module files are written on the intake thread, with the session's
+ * other jobs (a client decides how many: up to modules-per-uid, each
+ * with an fsync; rewriting 491,000 of them on the loop thread after a
+ * trace-file set stalled it for over 30 s).  At most
+ * FUNC_FILES_PER_JOB files a job, the rest in the next job, which
+ * done() queues: other users' jobs take turns with them (intake.c).
+ */
+#define FUNC_FILES_PER_JOB	16
+
+struct modfiles_job {
+	struct intake_job j;
+	struct session	*s;		/* kept: s->intake_out */
+	struct smodule	*mods;		/* owned array of shallow copies:
+					   path and tab are the session's,
+					   which outlive the job */
+	size_t		 n, next;	/* mods[next..n) are left */
+	int		 dirfd;		/* dup of the session's */
+	char		*dir;		/* owned, for messages */
+	uint32_t	 sid;
+	uint32_t	 rotations;	/* fn->rotations when queued */
+};
+
 static void
-func_module_write(struct session *s, const struct smodule *m)
+modfiles_free(struct modfiles_job *mj)
 {
-	func_module_write_at(s->dirfd, s->id, s->dir, m);
+	close(mj->dirfd);
+	free(mj->mods);
+	free(mj->dir);
+	free(mj);
+}
+
+static void
+modfiles_work(struct intake_job *j)
+{
+	struct modfiles_job *mj = (struct modfiles_job *)j;
+	size_t end = mj->next + FUNC_FILES_PER_JOB;
+
+	if (end > mj->n)
+		end = mj->n;
+	for (; mj->next < end; mj->next++)
+		func_module_write_at(mj->dirfd, mj->sid, mj->dir,
+		    &mj->mods[mj->next]);
+}
+
+static void
+modfiles_done(struct intake_job *j)
+{
+	struct modfiles_job *mj = (struct modfiles_job *)j;
+	struct session *s = mj->s;
+
+	s->intake_out--;
+	/* More, unless the session moved on (a newer job has them), is
+	 * ending, or the daemon stops. */
+	if (mj->next < mj->n && s->fn != NULL && !s->closing &&
+	    s->fn->rotations == mj->rotations && intake_accepting()) {
+		s->intake_out++;
+		intake_submit(&mj->j);
+		return;
+	}
+	modfiles_free(mj);
+	session_check_done(s);		/* may free s */
+}
+
+/*
+ * Write the module files of mods[0..n) of session s (copies taken:
+ * the modules may change meanwhile) in its directory.  Loop thread.
+ */
+static void
+func_modules_write(struct session *s, struct smodule *const *mods, size_t n)
+{
+	struct modfiles_job *mj;
+	size_t i;
+
+	if (n == 0 || s->dirfd == -1 || s->fn == NULL)
+		return;
+	if ((mj = calloc(1, sizeof(*mj))) == NULL ||
+	    (mj->mods = calloc(n, sizeof(*mj->mods))) == NULL ||
+	    (mj->dir = strdup(s->dir != NULL ? s->dir : "?")) == NULL ||
+	    (mj->dirfd = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		log_warn("session %u: %s: %zu module files not written",
+		    s->id, s->dir != NULL ? s->dir : "?", n);
+		if (mj != NULL) {
+			free(mj->mods);
+			free(mj->dir);
+		}
+		free(mj);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		mj->mods[i] = *mods[i];
+	mj->n = n;
+	mj->s = s;
+	mj->sid = s->id;
+	mj->rotations = s->fn->rotations;
+	mj->j.work = modfiles_work;
+	mj->j.done = modfiles_done;
+	mj->j.uid = s->uid;
+	s->intake_out++;
+	intake_submit(&mj->j);
 }
 
 /* trace-file set: the session's objects in its new directory too. */
 void
 func_session_rotate(struct session *s)
 {
-	uint32_t i;
-
 	if (s->fn == NULL)
 		return;
 	s->fn->rotations++;
-	for (i = 0; i < s->fn->nmods; i++)
-		func_module_write(s, s->fn->mods[i]);
+	func_modules_write(s, s->fn->mods, s->fn->nmods);
 }
 
 /* ---- messages --------------------------------------------------------- */
@@ -282,6 +377,7 @@ func_module_msg(struct session *s, const struct wire_msg *m)
 	struct sfunc *fn = func_get(s);
 	struct smodule *md, **nm;
 	const char *slash;
+	char err[256];
 
 	if (fn == NULL)
 		return -1;
@@ -290,6 +386,21 @@ func_module_msg(struct session *s, const struct wire_msg *m)
 		    s->id, mo->index);
 		return -1;
 	}
+	/*
+	 * Each object costs the daemon its path and a file; over its
+	 * uid's limit it is not kept (nor are its functions traced), and
+	 * the process keeps its session.
+	 */
+	if (limits_take(s->uid, LIMIT_MODULES, 1, 0, err, sizeof(err)) ==
+	    -1) {
+		if (fn->mods_refused++ == 0)
+			limits_logx(s->uid, "session %u: %s[%d]: objects from "
+			    "module %u on are not kept, nor their functions "
+			    "traced: %s", s->id, s->comm, (int)s->pid,
+			    mo->index, err);
+		fn->next_mod = mo->index + 1;
+		return 0;
+	}
 	md = calloc(1, sizeof(*md));
 	nm = reallocarray(fn->mods, fn->nmods + 1, sizeof(*nm));
 	if (md == NULL || nm == NULL || (md->path = strdup(m->payload)) ==
@@ -297,6 +408,7 @@ func_module_msg(struct session *s, const struct wire_msg *m)
 		free(md);
 		if (nm != NULL)
 			fn->mods = nm;
+		limits_put(s->uid, LIMIT_MODULES, 1, 0);
 		return -1;
 	}
 	fn->mods = nm;
@@ -319,7 +431,7 @@ func_module_msg(struct session *s, const struct wire_msg *m)
 	 * instrumented: not an empty session. */
 	if (session_ensure_dir(s) == -1)
 		return -1;
-	func_module_write(s, md);
+	func_modules_write(s, &md, 1);
 	return 0;
 }
 
@@ -398,10 +510,15 @@ funcs_done(struct intake_job *j)
 		s->fn->funcs += md->tab.n;
 		/* trace-file set meanwhile: the new directory too. */
 		if (s->fn->rotations != fj->rotations)
-			func_module_write(s, md);
+			func_modules_write(s, &md, 1);
 		log_debug("session %u: %s: %zu instrumented functions", s->id,
 		    md->path, md->tab.n);
-		(void)func_session_apply(s, 1);
+		/* Its functions only: the others are as they were. */
+		if (s->fd != -1 && !s->closing) {
+			func_rules_load();
+			(void)func_module_apply(md);
+			(void)func_send_apply(s, 1);
+		}
 	}
 	close(fj->state_fd);
 	if (fj->dirfd != -1)
@@ -423,6 +540,10 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 	char err[256];
 	void *desc;
 
+	/* An object not kept (modules-per-uid): its functions neither. */
+	if (fn != NULL && fn->mods_refused > 0 && f->module < fn->next_mod &&
+	    func_module(fn, f->module) == NULL)
+		return 0;
 	if (fn == NULL || (md = func_module(fn, f->module)) == NULL ||
 	    !(md->flags & TRACED_MODULE_FUNCS) || md->has_funcs) {
 		limits_logx(s->uid, "session %u: functions for module %u, "
@@ -481,6 +602,7 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 	fj->rotations = fn->rotations;
 	fj->j.work = funcs_work;
 	fj->j.done = funcs_done;
+	fj->j.uid = s->uid;
 	s->intake_out++;
 	event_del(s->ev);	/* its next messages wait for this one */
 	intake_submit(&fj->j);
@@ -515,7 +637,12 @@ func_msg(struct session *s, const struct wire_msg *m, const int *fds)
 		t->present = !(m->u.tracer->flags & TRACED_TRACER_GONE);
 		t->flags = m->u.tracer->flags;
 		memcpy(t->name, m->u.tracer->name, sizeof(t->name));
-		(void)func_session_apply(s, 0);
+		/* The tracer rules only: no function changed (a TRACER
+		 * message once went through every function of the
+		 * session, 120-240 ms of the loop for a million). */
+		func_rules_load();
+		if (!s->closing)
+			(void)func_send_apply(s, 0);
 		return 0;
 	case TRACED_MSG_FUNC_STATS:
 		if ((fn = func_get(s)) == NULL)
@@ -533,38 +660,42 @@ func_msg(struct session *s, const struct wire_msg *m, const int *fds)
 }
 
 /*
- * Bring the session's state bytes in line with the rules (all off while
- * trace-file is off) and, if they or the tracer rules changed (or
- * 'force'), send a FUNC_APPLY.  Returns 1 if one was sent.
+ * Bring the state bytes of md's functions in line with the rules (all
+ * off while trace-file is off).  1 if one changed.
  */
-int
-func_session_apply(struct session *s, int force)
+static int
+func_module_apply(struct smodule *md)
+{
+	int changed = 0;
+	size_t k;
+
+	if (!md->has_funcs)
+		return 0;
+	for (k = 0; k < md->tab.n; k++) {
+		uint8_t want = !outdir_paused() &&
+		    func_on(md, md->tab.e[k].name);
+
+		if (md->state[k] != want) {
+			__atomic_store_n(&md->state[k], want,
+			    __ATOMIC_RELAXED);
+			changed = 1;
+		}
+	}
+	return changed;
+}
+
+/*
+ * Send s a FUNC_APPLY if its state bytes changed ('changed') or the
+ * tracer rules for its tracers did.  1 if one was sent.
+ */
+static int
+func_send_apply(struct session *s, int changed)
 {
 	struct traced_msg_func_apply a;
 	struct sfunc *fn = s->fn;
 	uint32_t i, set = 0, on = 0;
-	int changed = 0, o;
-	size_t k;
+	int o;
 
-	if (fn == NULL || s->fd == -1 || s->closing)
-		return 0;
-	func_rules_load();
-	for (i = 0; i < fn->nmods; i++) {
-		struct smodule *md = fn->mods[i];
-
-		if (!md->has_funcs)
-			continue;
-		for (k = 0; k < md->tab.n; k++) {
-			uint8_t want = !outdir_paused() &&
-			    func_on(md, md->tab.e[k].name);
-
-			if (md->state[k] != want) {
-				__atomic_store_n(&md->state[k], want,
-				    __ATOMIC_RELAXED);
-				changed = 1;
-			}
-		}
-	}
 	for (i = 0; i < TRACED_TRACERS_MAX; i++)
 		if (fn->tracers[i].present &&
 		    tracer_rule(fn->tracers[i].name, &o)) {
@@ -572,9 +703,7 @@ func_session_apply(struct session *s, int force)
 			if (o)
 				on |= 1u << i;
 		}
-	if (set != fn->sent_set || on != fn->sent_on)
-		changed = 1;
-	if (!changed && !force)
+	if (set == fn->sent_set && on == fn->sent_on && !changed)
 		return 0;
 	memset(&a, 0, sizeof(a));
 	wire_hdr_init(&a.hdr, TRACED_MSG_FUNC_APPLY, sizeof(a));
@@ -585,6 +714,29 @@ func_session_apply(struct session *s, int force)
 	fn->sent_on = on;
 	session_send(s, &a, sizeof(a));
 	return 1;
+}
+
+/*
+ * Bring the session's state bytes in line with the rules (all off while
+ * trace-file is off) and, if they or the tracer rules changed (or
+ * 'force'), send a FUNC_APPLY.  Returns 1 if one was sent.  Goes
+ * through every function of the session: for a rule or trace-file
+ * change, not for what one message of a client says.
+ */
+int
+func_session_apply(struct session *s, int force)
+{
+	struct sfunc *fn = s->fn;
+	int changed = force;
+	uint32_t i;
+
+	if (fn == NULL || s->fd == -1 || s->closing)
+		return 0;
+	func_rules_load();
+	for (i = 0; i < fn->nmods; i++)
+		if (func_module_apply(fn->mods[i]))
+			changed = 1;
+	return func_send_apply(s, changed);
 }
 
 /* Rules or trace-file changed: every session. */
@@ -615,6 +767,7 @@ func_session_free(struct session *s)
 		free(md);
 	}
 	limits_put(s->uid, LIMIT_FUNCTIONS, fn->funcs, 0);
+	limits_put(s->uid, LIMIT_MODULES, fn->nmods, 0);
 	free(fn->mods);
 	free(fn);
 	s->fn = NULL;

@@ -52,6 +52,7 @@ struct sfunc {
 	struct smodule	**mods;		/* owned, by index order */
 	uint32_t	 nmods;
 	uint32_t	 next_mod;	/* least index of the next MODULE */
+	uint32_t	 mods_refused;	/* MODULEs not kept: modules-per-uid */
 	struct stracer	 tracers[TRACED_TRACERS_MAX];
 	uint32_t	 gen;		/* last FUNC_APPLY sent */
 	uint32_t	 acked;		/* last one the process carried out */

@@ -186,6 +186,7 @@ test_config_parse_every_key(void **state)
 	    "event-classes-per-uid = 1000\n"
 	    "event-ids-per-uid = 2000\n"
 	    "functions-per-uid = 3000\n"
+	    "modules-per-uid = 40\n"
 	    "control-connections-per-uid = 2\n"
 	    "control-output-per-uid = 1M\n"
 	    "control-timeout = 5\n"
@@ -203,6 +204,7 @@ test_config_parse_every_key(void **state)
 	assert_int_equal(c.limit[LIMIT_EVENT_CLASSES], 1000);
 	assert_int_equal(c.limit[LIMIT_EVENT_IDS], 2000);
 	assert_int_equal(c.limit[LIMIT_FUNCTIONS], 3000);
+	assert_int_equal(c.limit[LIMIT_MODULES], 40);
 	assert_int_equal(c.limit[LIMIT_CONTROL_CONNS], 2);
 	assert_int_equal(c.limit[LIMIT_CONTROL_OUTPUT], 1u << 20);
 	assert_int_equal(c.limit[LIMIT_CONTROL_TIMEOUT], 5);
