@@ -373,8 +373,10 @@ test_drain_counts_losses_by_cause_with_what_it_saw(void **state)
 	lost.cause[TRACED_DROP_NESTED] = 1;
 	rf_put_raw(&t->ring, TRACED_EVENT_LOST, TRACED_LOST_REC_SIZE, &lost,
 	    sizeof(lost));
-	t->ring.h->recorded[TRACED_DROP_RING_FULL] = 5;
-	t->ring.h->recorded[TRACED_DROP_NESTED] = 1;
+	__atomic_store_n(&t->ring.h->recorded[TRACED_DROP_RING_FULL], 5,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ring.h->recorded[TRACED_DROP_NESTED], 1,
+	    __ATOMIC_RELAXED);
 	rf_put(&t->ring, RF_TICK, 2);
 	rf_publish(&t->ring);
 	t_kick();

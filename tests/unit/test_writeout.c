@@ -351,8 +351,10 @@ test_writeout_close_ends_the_ring_with_what_no_record_said(void **state)
 	t_add_ring(t, 7);
 	rf_put(&t->ring, RF_TICK, 1);
 	/* 7 lost to a full ring, 2 of them in a LOST record already. */
-	t->ring.h->dropped[TRACED_DROP_RING_FULL] = 7;
-	t->ring.h->recorded[TRACED_DROP_RING_FULL] = 2;
+	__atomic_store_n(&t->ring.h->dropped[TRACED_DROP_RING_FULL], 7,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&t->ring.h->recorded[TRACED_DROP_RING_FULL], 2,
+	    __ATOMIC_RELAXED);
 	rf_publish(&t->ring);
 	writeout_close(&t->pr);
 	T_PUMP_UNTIL(t, t->pr.done);
