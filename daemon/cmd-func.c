@@ -18,10 +18,13 @@
  * carried out the change (its FUNC_STATS says so), or after 2 s, so
  * that when tracectl returns the sites are patched.  Loop thread.
  */
+#include <sys/mman.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -193,8 +196,51 @@ struct func_row {
 	const char	*name;		/* borrowed */
 	const struct session *s;
 	const struct smodule *m;
+	const unsigned char *made;	/* borrowed: m's stats pages made */
 	size_t		 k;
 };
+
+/*
+ * Which pages of md's statistics its process has made (written), from
+ * mincore(): a vector of one byte a page, owned by the caller, or NULL.
+ * The statistics are read through the daemon's mapping of the process's
+ * memfd, and reading a page the process never wrote makes it, in the
+ * daemon's memory: a hostile process's million functions of untouched
+ * statistics made 'info trace-funcs' cost the daemon 282 MB.  A page
+ * not made (or swapped out) reads as zeros instead.
+ */
+static unsigned char *
+func_stats_made(const struct smodule *md)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n;
+	unsigned char *vec;
+
+	if (md->state_size <= md->stats_off)
+		return NULL;
+	n = (md->state_size + pg - 1) / pg;
+	if ((vec = calloc(n, 1)) == NULL)
+		return NULL;
+	if (mincore(md->state, md->state_size, vec) == -1) {
+		free(vec);
+		return NULL;
+	}
+	return vec;
+}
+
+/* The statistics of row x's function, or NULL (all zero). */
+static const struct traced_func_stat *
+func_row_stat(const struct func_row *x)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t off = x->m->stats_off + x->k * sizeof(struct traced_func_stat);
+	size_t last = off + sizeof(struct traced_func_stat) - 1;
+
+	if (x->made == NULL || !(x->made[off / pg] & 1) ||
+	    !(x->made[last / pg] & 1))
+		return NULL;
+	return (const struct traced_func_stat *)(const void *)(x->m->state +
+	    off);
+}
 
 static int
 func_row_cmp(const void *a, const void *b)
@@ -239,14 +285,15 @@ func_sum(const struct func_row *a, const struct func_row *b,
 
 	memset(fs, 0, sizeof(*fs));
 	for (x = a; x < b; x++) {
-		const struct traced_func_stat *st =
-		    (const struct traced_func_stat *)(const void *)
-		    (x->m->state + x->m->stats_off) + x->k;
-		uint32_t status = __atomic_load_n(&st->status,
-		    __ATOMIC_RELAXED);
-		uint64_t calls = __atomic_load_n(&st->calls, __ATOMIC_RELAXED);
-		uint64_t mx;
+		static const struct traced_func_stat zero;
+		const struct traced_func_stat *st = func_row_stat(x);
+		uint32_t status;
+		uint64_t calls, mx;
 
+		if (st == NULL)
+			st = &zero;
+		status = __atomic_load_n(&st->status, __ATOMIC_RELAXED);
+		calls = __atomic_load_n(&st->calls, __ATOMIC_RELAXED);
 		fs->procs++;
 		if (__atomic_load_n(&x->m->state[x->k], __ATOMIC_RELAXED))
 			fs->on = 1;
@@ -300,11 +347,13 @@ int
 cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 {
 	struct func_row *rows = NULL, *nr;
-	size_t n = 0, cap = 0, i, j;
+	size_t n = 0, cap = 0, i, j, nmade = 0;
+	unsigned char **made = NULL, **nm;
 	struct session *s;
 	unsigned nfunc = 0;
 	char t1[32], t2[32], t3[32], t4[32], full[1200];
 	struct func_sum fs;
+	int rc = TRACED_CTL_OK;
 
 	TAILQ_FOREACH(s, &sessions, entry) {
 		const struct sfunc *fn = s->fn;
@@ -315,7 +364,16 @@ cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 			continue;
 		for (m = 0; m < fn->nmods; m++) {
 			const struct smodule *md = fn->mods[m];
+			unsigned char *mv = NULL;
 
+			if (md->tab.n > 0 && md->state != NULL) {
+				nm = reallocarray(made, nmade + 1,
+				    sizeof(*made));
+				if (nm == NULL)
+					goto oom;
+				made = nm;
+				mv = made[nmade++] = func_stats_made(md);
+			}
 			for (k = 0; k < md->tab.n; k++) {
 				if (argc > 0 && !func_name_match(argv[0], md,
 				    md->tab.e[k].name))
@@ -324,17 +382,15 @@ cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 					cap = cap ? cap * 2 : 256;
 					nr = reallocarray(rows, cap,
 					    sizeof(*rows));
-					if (nr == NULL) {
-						free(rows);
-						reply_error(r, "out of memory");
-						return TRACED_CTL_ERROR;
-					}
+					if (nr == NULL)
+						goto oom;
 					rows = nr;
 				}
 				rows[n].module = md->base_name;
 				rows[n].name = md->tab.e[k].name;
 				rows[n].s = s;
 				rows[n].m = md;
+				rows[n].made = mv;
 				rows[n].k = k;
 				n++;
 			}
@@ -346,7 +402,7 @@ cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 		reply_line(r, "%-36s %-5s %10s %8s %8s %8s %8s  %s",
 		    "FUNCTION", "STATE", "CALLS", "AVG", "P50<", "P99<", "MAX",
 		    "PROCESSES");
-	for (i = 0; i < n; i = j) {
+	for (i = 0; i < n && !reply_cut(r); i = j) {
 		for (j = i + 1; j < n && strcmp(rows[j].name, rows[i].name) ==
 		    0 && strcmp(rows[j].module, rows[i].module) == 0; j++)
 			;
@@ -384,7 +440,6 @@ cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 			    func_pct(&fs, 0.99)), fmt_ns(t4, sizeof(t4),
 			    fs.max_ns), fs.where);
 	}
-	free(rows);
 	if (nfunc == 0)
 		reply_message(r, argc > 0 ? "no running process has an "
 		    "instrumented function matching '%s'" : "no running "
@@ -396,7 +451,16 @@ cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv)
 		    "process (TRACED_DEBUG=1 says why); durations: 'tracer "
 		    "latency on'",
 		    nfunc, nfunc == 1 ? "" : "s");
-	return TRACED_CTL_OK;
+	goto out;
+oom:
+	reply_error(r, "out of memory");
+	rc = TRACED_CTL_ERROR;
+out:
+	free(rows);
+	while (nmade > 0)
+		free(made[--nmade]);
+	free(made);
+	return rc;
 }
 
 /* ---- info tracers ----------------------------------------------------- */

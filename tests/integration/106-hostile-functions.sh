@@ -25,6 +25,15 @@
 #               and exited 3 ("no daemon"); now they answer within the
 #               2 s they wait for processes, say one did not confirm,
 #               and succeed
+#   stats       (finding 7) a process with 500,000 functions whose
+#               statistics it never wrote: root's 'info trace-funcs'
+#               read them through the daemon's mapping of its memfd,
+#               which made 144 MB of pages in the daemon (282 MB for a
+#               million); and a reply cut by control-output-per-uid
+#               was called malformed (tracectl exited 3, --json printed
+#               nothing).  Now the pages stay unmade, and a cut reply
+#               is an error (status 1) that says so, its lines printed
+#               (JSON: valid, "ok": false)
 # In every attack case, as in 101: root's program traces 500,000 events/s and
 # loses nothing, root's 'tracectl info trace' answers within 1 s every
 # second, the daemon's own memory stays under 256 MB (512 MB for the
@@ -38,7 +47,7 @@ SET_MODULES='modules-per-uid'
 MODULES_MAX=8192	# its default (traced.conf(5))
 
 ATTACK_S=${HOSTILE_ATTACK_S:-10}	# seconds of each attack
-CASES=${CASES:-modules funcs-maps tracer silent}
+CASES=${CASES:-modules funcs-maps tracer silent stats}
 want() { case " $CASES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 hostile_init
@@ -148,11 +157,11 @@ if want silent; then
 WHAT="issue 25 finding 6 (a process that never confirms a rule change)"
 TRACES="$T/traces-silent"
 start_daemon
-$AS_HOSTILE env TRACED=0 "$HELPERS/hostile" funcs-silent 60 \
+$AS_HOSTILE env TRACED=0 "$HELPERS/hostile" funcs-silent 16 60 \
 	>"$T/silent.out" 2>&1 &
 HPID=$!
 bg_track $HPID
-wait_for 10 sh -c "'$BIN/tracectl' info trace-funcs 2>/dev/null | grep -q f15" ||
+wait_for 10 sh -c "'$BIN/tracectl' info trace-funcs 2>/dev/null | grep -q ':f15 '" ||
 	hfail "$WHAT: the hostile process's functions are not listed: $(cat "$T/silent.out"; ctl info trace-funcs 2>&1 | head -n 5)"
 for cmd in "trace-func f1* on" "tracer hostile0 on" "trace-func f1* off" \
     "tracer hostile0 off"; do
@@ -165,6 +174,45 @@ for cmd in "trace-func f1* on" "tracer hostile0 on" "trace-func f1* off" \
 		hfail "$WHAT: root's 'tracectl $cmd' does not say a process did not confirm: $(cat "$T/ms.out")"
 	echo "tracectl $cmd: $m ms: $(cat "$T/ms.out")"
 done
+kill $HPID 2>/dev/null || true
+wait $HPID 2>/dev/null || true
+stop_daemon
+ok "$WHAT"
+fi
+
+# 5. Statistics never written, and a reply cut short.
+if want stats; then
+WHAT="issue 25 finding 7 (statistics never written; a reply cut short)"
+TRACES="$T/traces-stats"
+start_daemon --set control-output-per-uid=64K
+$AS_HOSTILE env TRACED=0 "$HELPERS/hostile" funcs-silent 500000 60 \
+	>"$T/stats.out" 2>&1 &
+HPID=$!
+bg_track $HPID
+wait_for 20 sh -c "'$BIN/tracectl' info trace-funcs f499999 2>/dev/null | grep -q ':f499999 '" ||
+	hfail "$WHAT: the hostile process's functions are not listed: $(cat "$T/stats.out")"
+# shellcheck disable=SC2046
+set -- $(daemon_mem)
+shmem0=$3
+rc=0
+ctl info trace-funcs >"$T/funcs.out" 2>"$T/funcs.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "reply cut short after [0-9]* lines" "$T/funcs.err" ||
+	hfail "$WHAT: a reply cut by control-output-per-uid: status $rc, said: $(head -c 300 "$T/funcs.err"), printed $(wc -l < "$T/funcs.out") lines: $(head -n 3 "$T/funcs.out")"
+lines=$(grep -c ' hostile\[' "$T/funcs.out" || true)
+[ "$lines" -ge 100 ] ||
+	hfail "$WHAT: the cut reply printed $lines lines"
+rc=0
+ctl --json info trace-funcs >"$T/funcs.json" 2>"$T/funcs.err" || rc=$?
+items=$(jq -r 'if .ok == false then .items | length else "ok" end' \
+	"$T/funcs.json" 2>/dev/null) || items=
+[ "$rc" = 1 ] && [ -n "$items" ] && [ "$items" != ok ] && [ "$items" -ge 100 ] ||
+	hfail "$WHAT: a cut JSON reply: status $rc, $(head -c 300 "$T/funcs.json") $(head -c 200 "$T/funcs.err")"
+# shellcheck disable=SC2046
+set -- $(daemon_mem)
+grown=$(( ($3 - shmem0) / 1024 ))
+[ "$grown" -lt 16 ] ||
+	hfail "$WHAT: reading the statistics made $grown MB of the hostile process's memory in the daemon"
+echo "cut reply: status 1, $lines lines and $items JSON items printed; the daemon's shared memory grew by $grown MB"
 kill $HPID 2>/dev/null || true
 wait $HPID 2>/dev/null || true
 stop_daemon

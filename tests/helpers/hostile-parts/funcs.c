@@ -17,10 +17,11 @@
  *   tracer-flood NFUNCS SECONDS
  *          one session with NFUNCS instrumented functions, then TRACER
  *          messages as fast as the daemon takes them
- *   funcs-silent SECONDS
- *          one session with 16 instrumented functions f0 to f15 and a
- *          tracer 'hostile0', that never reads nor answers what the
- *          daemon sends (finding 6), for SECONDS
+ *   funcs-silent NFUNCS SECONDS
+ *          one session with NFUNCS instrumented functions f0, f1...
+ *          (whose statistics it never writes) and a tracer
+ *          'hostile0', that never reads nor answers what the daemon
+ *          sends (findings 6 and 7), for SECONDS
  *
  * What the daemon must do meanwhile for everyone else is for the test
  * script to check (106-hostile-functions.sh).
@@ -302,7 +303,7 @@ cmd_tracer_flood(uint32_t nfuncs, double seconds)
 }
 
 static int
-cmd_funcs_silent(double seconds)
+cmd_funcs_silent(uint32_t nfuncs, double seconds)
 {
 	_Alignas(8) char buf[sizeof(struct traced_msg_module) + 64];
 	uint64_t deadline = deadline_in(seconds);
@@ -311,8 +312,8 @@ cmd_funcs_silent(double seconds)
 	char *text;
 	int sock;
 
-	if ((sock = h_session()) == -1 || (text = table_text(16, &len)) ==
-	    NULL) {
+	if ((sock = h_session()) == -1 ||
+	    (text = table_text(nfuncs, &len)) == NULL) {
 		printf("funcs-silent: no session\n");
 		return 1;
 	}
@@ -323,7 +324,7 @@ cmd_funcs_silent(double seconds)
 	snprintf(t.name, sizeof(t.name), "hostile0");
 	if (h_sendv_until(sock, buf, module_msg(buf, 0, TRACED_MODULE_FUNCS,
 	    32, 0), NULL, 0, deadline) == -1 ||
-	    funcs_send_until(sock, 0, text, len, 16, deadline) == -1 ||
+	    funcs_send_until(sock, 0, text, len, nfuncs, deadline) == -1 ||
 	    h_sendv_until(sock, &t, sizeof(t), NULL, 0, deadline) == -1) {
 		printf("funcs-silent: the daemon did not take the functions\n");
 		free(text);
@@ -331,7 +332,8 @@ cmd_funcs_silent(double seconds)
 		return 1;
 	}
 	free(text);
-	printf("funcs-silent: 16 functions and a tracer, then silence\n");
+	printf("funcs-silent: %u functions and a tracer, then silence\n",
+	    nfuncs);
 	fflush(stdout);
 	while (now_ns() < deadline)
 		sleep_ms(50);
@@ -352,8 +354,8 @@ funcs_command(int argc, char *argv[], int *rc)
 		*rc = cmd_funcs_maps((uint32_t)atoi(argv[2]), atof(argv[3]));
 	else if (strcmp(c, "tracer-flood") == 0 && argc == 4)
 		*rc = cmd_tracer_flood((uint32_t)atoi(argv[2]), atof(argv[3]));
-	else if (strcmp(c, "funcs-silent") == 0 && argc == 3)
-		*rc = cmd_funcs_silent(atof(argv[2]));
+	else if (strcmp(c, "funcs-silent") == 0 && argc == 4)
+		*rc = cmd_funcs_silent((uint32_t)atoi(argv[2]), atof(argv[3]));
 	else
 		return 0;
 	return 1;
