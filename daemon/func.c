@@ -148,6 +148,18 @@ func_rule_add(int kind, const char *pattern, int on)
 	return index_func_rules_save(kind_names[kind], rules[kind], *n);
 }
 
+/* Forget every rule of a kind (not saved: the caller saves, if it
+ * means to).  Loop thread. */
+void
+func_rules_clear(int kind)
+{
+	func_rules_load();
+	while (nrules[kind] > 0)
+		free(rules[kind][--nrules[kind]].pattern);
+	free(rules[kind]);
+	rules[kind] = NULL;
+}
+
 /* ---- clocks ----------------------------------------------------------- */
 
 uint64_t

@@ -25,10 +25,17 @@ fuzz_tracedir_SRCS	:= ctl/tsdl.c ctl/tracedir.c ctl/tracedir-stream.c \
 fuzz_text_SRCS		:= proto/text.c
 fuzz_rundir_SRCS	:= proto/rundir.c
 fuzz_functab_SRCS	:= proto/functab.c
+fuzz_export_SRCS	:= $(filter-out ctl/tracectl.c ctl/print.c ctl/stats.c,\
+			   $(wildcard ctl/*.c)) daemon/ctf.c $(PROTO_SRCS)
+fuzz_export_LIBS	:= $(call pkg_libs,jansson)
+fuzz_funcmsgs_SRCS	:= daemon/func.c daemon/limits.c daemon/config.c \
+			   proto/wire.c proto/functab.c proto/rule.c \
+			   proto/text.c proto/ringsize.c
 
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(fuzz_%_SRCS) | $(PUB_HDRS)
 	@mkdir -p $(dir $@)
-	$(call say,FUZZ-CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(fuzz_$*_SRCS)
+	$(call say,FUZZ-CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(fuzz_$*_SRCS) \
+		$(fuzz_$*_LIBS)
 
 fuzz: $(FUZZ_BINS)
 	$(Q)sh tools/deps.sh fuzz
