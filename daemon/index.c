@@ -998,6 +998,12 @@ ix_db(void)
 		ix.usable = 0;
 		return NULL;
 	}
+	/* Checkpoints (and so every wait for the disk) on a thread of
+	 * their own (ixckpt.c); here if it cannot start. */
+	if (ixckpt_start(ix.at, 0) == 0 &&
+	    (once(ix.db, "PRAGMA wal_autocheckpoint = 0", NULL) == -1 ||
+	    once(ix.db, "PRAGMA synchronous = OFF", NULL) == -1))
+		ix_warn("leaving checkpoints to their thread");
 	if (ix.base != NULL) {
 		ix.ev_commit = event_new(ix.base, -1, 0, ix_commit_cb, NULL);
 		ix.ev_batch = event_new(ix.base, -1, EV_PERSIST, ix_batch_cb,
@@ -1342,6 +1348,7 @@ index_close(void)
 		sqlite3_finalize(ix.list[i]);
 	if (ix.db != NULL && sqlite3_close(ix.db) != SQLITE_OK)
 		log_warnx("index %s: %s", ix.path, sqlite3_errmsg(ix.db));
+	ixckpt_stop();		/* the last checkpoint: after ours closed */
 	if (ix.ev_batch != NULL)
 		event_free(ix.ev_batch);
 	if (ix.ev_commit != NULL)

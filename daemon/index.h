@@ -128,4 +128,8 @@ int	index_func_rules_save(const char *kind, const struct rule *rules,
 	    size_t n);
 int	index_func_rules_load(const char *kind, struct rule **rules, size_t *n);
 
+/* ixckpt.c */
+int	ixckpt_start(const char *path, int nice);
+void	ixckpt_stop(void);
+
 #endif /* TRACED_DAEMON_INDEX_H */

@@ -63,6 +63,7 @@ test_rundir_OBJS	:=
 test_functab_OBJS	:=
 test_functrace_OBJS	:= $(LIB_OBJS)
 test_index_OBJS		:= $(O)/daemon/index.o $(O)/daemon/record.o \
+			   $(O)/daemon/ixckpt.o $(O)/daemon/worker.o \
 			   $(O)/daemon/log.o $(O)/daemon/repair.o \
 			   $(O)/daemon/fsdir.o
 

@@ -28,7 +28,14 @@ EMIT=$(readlink -f "$HELPERS/emit")
 p0=$!
 wait_for 5 sh -c "'$BIN/tracectl' info trace | grep -q 'emit\\[$p0\\]'" ||
 	fail "emit did not connect"
-sleep 1.6
+# Until the batch wrote it with some events (read beside the daemon,
+# as any reader of the database may: a fixed wait was too short on a
+# loaded machine).
+command -v sqlite3 >/dev/null 2>&1 || skip "sqlite3 not found"
+wait_for 20 sh -c "[ \"\$(sqlite3 -cmd '.timeout 1000' '$T/state/index.db' \
+	'SELECT count(*) FROM sessions WHERE pid = $p0 AND events > 0' \
+	2>/dev/null)\" = 1 ]" ||
+	fail "batch: the index has no row with events for pid $p0 after 20 s"
 kill -9 "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null || true
 rm -f "$TRACED_RUNTIME_DIR/control.sock" "$TRACED_RUNTIME_DIR/client.sock"
