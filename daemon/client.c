@@ -715,6 +715,7 @@ client_accept_cb(int lfd, short what, void *arg)
 	}
 	s->id = cl.next_id++;
 	s->feed.id = s->id;
+	s->feed.share = (uint32_t)cred.uid;
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	s->gid = cred.gid;

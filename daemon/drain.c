@@ -87,6 +87,9 @@
 
 /* The most often one ring is visited. */
 #define DRAIN_PERIOD_MIN	(250 * UINT64_C(1000))		/* ns */
+/* A ring whose owner used up its share of staging: visited again after
+ * this (writeout.c staging_share_ok()). */
+#define DRAIN_HELD_WAIT		(5 * UINT64_C(1000000))		/* ns */
 /* A new ring is visited this often at first, DRAIN_YOUNG_VISITS times. */
 #define DRAIN_YOUNG_PERIOD	(1000 * UINT64_C(1000))		/* ns */
 #define DRAIN_YOUNG_VISITS	20
@@ -465,6 +468,7 @@ drain_end(struct pring *r, enum chunk_end how, const char *why,
 	if (how == END_FINISHED)
 		__atomic_store_n(&r->hdr->released, 1, __ATOMIC_RELEASE);
 	TAILQ_REMOVE(&dr.rings, r, rd.entry);
+	wo_share_ring(r->feed->share, -1);
 	wo_chunk_queue(c);
 	return 0;
 }
@@ -516,6 +520,13 @@ drain_saw(struct pring *r, uint64_t now)
 	pthread_mutex_unlock(&wo_global->lock);
 	if (since != 0 && (end == 0 || end >= rd->seen_at))
 		why |= staging;
+	/* Staging refused to this ring itself: its owner's part was
+	 * used up, or other owners held it all. */
+	why |= rd->pressure;
+	if (why & LOSS_SAW_SHARE)
+		why &= ~(LOSS_SAW_DISK | LOSS_SAW_WRITERS | LOSS_SAW_OTHERS);
+	else if (why & LOSS_SAW_OTHERS)
+		why &= ~(LOSS_SAW_DISK | LOSS_SAW_WRITERS);
 	if (rd->order >= r->max_order)
 		why |= LOSS_SAW_MAX_SIZE;
 	/*
@@ -549,6 +560,11 @@ drain_plan(struct pring *r, uint64_t now, uint64_t fill)
 	if (rd->pending) {
 		/* Until the metadata catches up (the loop kicks us). */
 		rd->next = now + dr.interval;
+		return;
+	}
+	if (rd->held) {
+		rd->held = 0;
+		rd->next = now + DRAIN_HELD_WAIT;
 		return;
 	}
 	if (rd->urgent) {
@@ -713,13 +729,22 @@ drain_visit(struct pring *r, uint64_t now)
 		wo_hold(r, 0);
 		if (rc == -1)
 			return;		/* ended */
-		if (rc == 0)
-			rd->urgent = 1;	/* staging full: soon again */
+		/* Staging full: soon again.  Its owner's share of it used
+		 * up: later, and without a wakeup meanwhile (its producer
+		 * would ask again and again); the other owners' rings
+		 * first. */
+		if (rc == 0 && (rd->pressure & LOSS_SAW_SHARE))
+			rd->held = 1;
+		else if (rc == 0)
+			rd->urgent = 1;
 	}
-	if (rd->tail == head)
+	if (rd->tail == head) {
 		rd->data_since = 0;
+		rd->pressure = 0;
+	}
 	/* Ask for a wakeup again: the producer's next crossing notifies. */
-	__atomic_store_n(&r->hdr->wakeup, 1, __ATOMIC_RELEASE);
+	if (!rd->held)
+		__atomic_store_n(&r->hdr->wakeup, 1, __ATOMIC_RELEASE);
 
 	if (rd->tail == head) {
 		/* Pairs with the store-release of flags at thread exit. */
@@ -772,6 +797,7 @@ drain_main(void *arg)
 		while ((r = TAILQ_FIRST(&wo->adding)) != NULL) {
 			TAILQ_REMOVE(&wo->adding, r, rd.entry);
 			memset(&r->rd, 0, sizeof(r->rd));
+			wo_share_ring_locked(r->feed->share, 1);
 			r->rd.tail = __atomic_load_n(&r->hdr->tail,
 			    __ATOMIC_ACQUIRE);
 			/* Client memory: a size the ring cannot have is not

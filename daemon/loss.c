@@ -79,6 +79,25 @@ session_say_loss(struct session *s)
 			    outdir_path());
 			sep = "; also ";
 		}
+		if (why & LOSS_SAW_SHARE) {
+			loss_say(msg, sizeof(msg), "%srings filled up while "
+			    "uid %u's programs held their share of the "
+			    "daemon's staging memory, its writes waiting on "
+			    "the disk (other users' programs keep theirs): "
+			    "the disk under %s takes the trace more slowly "
+			    "than these programs write it; trace fewer "
+			    "events, or to a faster disk ('tracectl "
+			    "trace-file set DIR')", sep, (unsigned)s->uid,
+			    outdir_path());
+			sep = "; also ";
+		}
+		if (why & LOSS_SAW_OTHERS) {
+			loss_say(msg, sizeof(msg), "%srings filled up while "
+			    "the daemon's staging memory was full, held by "
+			    "other users' programs, though this one was "
+			    "within its share", sep);
+			sep = "; also ";
+		}
 		if (why & LOSS_SAW_WRITERS) {
 			/* At nice 0 already, only more CPU helps. */
 			loss_say(msg, sizeof(msg), "%srings filled up while "
@@ -103,7 +122,8 @@ session_say_loss(struct session *s)
 			sep = "; also ";
 		}
 		if ((why & (LOSS_SAW_DISK | LOSS_SAW_WRITERS |
-		    LOSS_SAW_LATE | LOSS_SAW_TOO_SMALL)) == 0) {
+		    LOSS_SAW_LATE | LOSS_SAW_TOO_SMALL | LOSS_SAW_SHARE |
+		    LOSS_SAW_OTHERS)) == 0) {
 			if (why & LOSS_SAW_MAX_SIZE)
 				loss_say(msg, sizeof(msg), "%sa burst filled "
 				    "a ring at its largest size, %s, between "

@@ -51,6 +51,11 @@ struct writer;
 					   of the drain thread's shortest
 					   periods: it fills up however
 					   punctual the visits */
+#define LOSS_SAW_SHARE		0x20u	/* staging short, and the feed's
+					   owner held its share of it
+					   (writeout.c staging_share_ok()) */
+#define LOSS_SAW_OTHERS		0x40u	/* staging full, held by other
+					   owners than the feed's */
 
 /*
  * The event classes a feed's records are checked against, as the
@@ -76,6 +81,9 @@ struct evtab {
 struct pfeed {
 	uint32_t	 id;		/* for log lines */
 	int		 clock;		/* DCLOCK_* of its timestamps */
+	uint32_t	 share;		/* whose it is: staging memory is
+					   shared fairly between the feeds'
+					   owners (the session layer: uid) */
 	/*
 	 * May its rings be read (go), against which table (tab: events
 	 * of providers it does not describe wait in the ring, those of
@@ -131,6 +139,9 @@ struct pring_rd {
 	uint64_t	 bytes;		/* average record size */
 	unsigned	 why;		/* LOSS_SAW_* seen since losses were
 					   last reported */
+	unsigned	 pressure;	/* LOSS_SAW_SHARE or _OTHERS: staging
+					   was refused to it since its last
+					   visit that read it all */
 	unsigned	 late_ms;	/* and how late it came, at worst */
 	const uint8_t	*map;		/* its data area mapped (read-only),
 					   once it lapped twice: NULL before */
@@ -138,6 +149,8 @@ struct pring_rd {
 	int		 map_failed;	/* no room to map it: pread */
 	int		 closing;	/* read to the end, then END */
 	int		 urgent;	/* the producer asked: visit now */
+	int		 held;		/* its owner's share of staging is
+					   used up: visit later */
 	int		 pending;	/* stopped at an event its metadata
 					   does not describe yet */
 	struct traced_thread_rec handover; /* the THREAD record a read
@@ -243,6 +256,8 @@ struct chunk {
 					   batch, then the done list */
 	struct pring	*r;
 	struct arena	*arena;		/* NULL: malloc'ed (markers) */
+	uint32_t	 share;		/* its feed's, charged ... */
+	size_t		 charge;	/* ... this much staging */
 	enum chunk_kind	 kind;
 	uint32_t	 order;		/* the ring's size when read */
 

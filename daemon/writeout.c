@@ -269,6 +269,99 @@ staging_full_locked(struct writeout *wo)
 	    LOSS_SAW_DISK ? "waiting on the disk" : "short of CPU time");
 }
 
+/*
+ * Staging shared between owners (pfeed.share: users).  An owner alone
+ * takes what it needs, and so does anyone while less than half of what
+ * is kept for good (ARENA_KEEP) is used.  Past that, an owner takes at
+ * most an equal part of it among the owners with rings (or staging): one user's flood at a rate the disk cannot take then fills
+ * that user's part and loses events in that user's rings, while the
+ * other users' rings keep being read into the rest (issue 25: a flood
+ * once made root's program lose 18 % of its events, and the warning
+ * blamed root's program).
+ */
+
+/* The slot of owner 'key' (made if 'make'), or NULL.  Locked. */
+static struct share *
+share_find_locked(struct writeout *wo, uint32_t key, int make)
+{
+	unsigned i;
+
+	for (i = 0; i < wo->nshares; i++)
+		if (wo->shares[i].key == key)
+			return &wo->shares[i];
+	if (!make)
+		return NULL;
+	if (wo->nshares == SHARES_MAX)
+		return &wo->shares[SHARES_MAX - 1];	/* shared */
+	wo->shares[wo->nshares].key = key;
+	wo->shares[wo->nshares].bytes = 0;
+	return &wo->shares[wo->nshares++];
+}
+
+/* An owner with no ring and no staging left: its slot goes (the last
+ * one moves into its place).  Locked. */
+static void
+share_gone_locked(struct writeout *wo, struct share *sh)
+{
+	if (sh->bytes == 0 && sh->rings == 0)
+		*sh = wo->shares[--wo->nshares];
+}
+
+/* Charge (or give back, n < 0) owner 'key' n bytes.  Locked. */
+static void
+share_charge_locked(struct writeout *wo, uint32_t key, ssize_t n)
+{
+	struct share *sh = share_find_locked(wo, key, n > 0);
+
+	if (sh == NULL)
+		return;
+	sh->bytes += (size_t)n;
+	wo->shared += (size_t)n;
+	share_gone_locked(wo, sh);
+}
+
+/*
+ * Owner 'share' has one ring more (delta 1) or less (-1) read by the
+ * drain thread: its rings make it an owner that staging is shared with,
+ * even while it holds none.  Drain thread; locked, or not (the second).
+ */
+void
+wo_share_ring_locked(uint32_t share, int delta)
+{
+	struct writeout *wo = wo_global;
+	struct share *sh = share_find_locked(wo, share, delta > 0);
+
+	if (sh == NULL || (delta < 0 && sh->rings == 0))
+		return;
+	sh->rings += (unsigned)delta;
+	share_gone_locked(wo, sh);
+}
+
+void
+wo_share_ring(uint32_t share, int delta)
+{
+	pthread_mutex_lock(&wo_global->lock);
+	wo_share_ring_locked(share, delta);
+	pthread_mutex_unlock(&wo_global->lock);
+}
+
+/* May owner 'key' take 'need' bytes more of staging?  Locked. */
+static int
+staging_share_ok(struct writeout *wo, uint32_t key, size_t need)
+{
+	/* What is kept for good: the reserve beyond it is made on demand
+	 * by the writers, which a flood keeps busy. */
+	const size_t all = (size_t)ARENA_KEEP * ARENA_SIZE;
+	struct share *sh = share_find_locked(wo, key, 0);
+	size_t mine = sh != NULL ? sh->bytes : 0;
+	unsigned owners = wo->nshares + (sh == NULL);
+
+	/* Alone: all of it, the reserve too (a disk that stops a while). */
+	if (owners <= 1 || wo->shared + need <= all / 2)
+		return 1;
+	return mine + need <= all / owners;
+}
+
 static struct chunk *
 chunk_alloc_locked(struct writeout *wo, struct pring *r, size_t room)
 {
@@ -279,11 +372,18 @@ chunk_alloc_locked(struct writeout *wo, struct pring *r, size_t room)
 
 	/* A direct I/O packet: up to DIO_ALIGN lost to aligning it. */
 	need = head + CTF_PACKET_HDR_SIZE + room + (dio ? 3 * DIO_ALIGN : 0);
+	if (!staging_share_ok(wo, r->feed->share, need)) {
+		r->rd.pressure |= LOSS_SAW_SHARE;
+		return NULL;
+	}
 	a = arena_get_locked(wo, need);
 	if (a == NULL) {
 		if (!wo->staging_wait)
 			staging_full_locked(wo);
 		wo->staging_wait = 1;
+		/* Full, and this owner within its part: others hold it. */
+		if (staging_share_ok(wo, r->feed->share, 0))
+			r->rd.pressure |= LOSS_SAW_OTHERS;
 		return NULL;
 	}
 	if (wo->staging_wait)
@@ -296,6 +396,9 @@ chunk_alloc_locked(struct writeout *wo, struct pring *r, size_t room)
 	memset(c, 0, sizeof(*c));
 	c->arena = a;
 	c->r = r;
+	c->share = r->feed->share;
+	c->charge = need;
+	share_charge_locked(wo, c->share, (ssize_t)need);
 	c->kind = CHUNK_DATA;
 	c->pkt = (uint8_t *)c + head;
 	c->dio = dio;
@@ -338,9 +441,17 @@ wo_chunk_commit(struct chunk *c, size_t len)
 	size_t end = (size_t)(c->pkt - a->base) + CTF_PACKET_HDR_SIZE + len +
 	    (c->dio ? 2 * DIO_ALIGN : 0);
 
+	size_t charge = end - (size_t)((uint8_t *)c - a->base);
+
 	pthread_mutex_lock(&wo->lock);
 	if (a->current)
 		a->used = (end + 7) / 8 * 8;
+	/* What it holds, not what it asked for. */
+	if (charge < c->charge) {
+		share_charge_locked(wo, c->share, -(ssize_t)(c->charge -
+		    charge));
+		c->charge = charge;
+	}
 	pthread_mutex_unlock(&wo->lock);
 	c->len = (uint32_t)len;
 }
@@ -357,6 +468,7 @@ chunk_free_locked(struct writeout *wo, struct chunk *c)
 		free(c);
 		return;
 	}
+	share_charge_locked(wo, c->share, -(ssize_t)c->charge);
 	if (--a->refs == 0 && !a->current) {
 		STAILQ_INSERT_TAIL(&wo->free_arenas, a, entry);
 		if (wo->staging_wait) {

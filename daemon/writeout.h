@@ -39,6 +39,11 @@
 #define ARENA_MAX		32
 #define ARENA_KEEP		16
 #define ARENA_HUGE		(2u << 20)	/* arenas start on one */
+/*
+ * Owners (pfeed.share) holding staging at once that get a fair share
+ * of it each; past that many, the last slot is shared.
+ */
+#define SHARES_MAX		64
 /* The largest packet the drain thread makes (its content). */
 #define CHUNK_CONTENT_MAX	(1u << 20)
 /*
@@ -121,6 +126,15 @@ struct writeout {
 					   (0: still full) */
 	unsigned	 full_why;	/* under lock: LOSS_SAW_DISK or
 					   _WRITERS, then */
+	struct share {
+		uint32_t	 key;		/* pfeed.share */
+		unsigned	 rings;		/* the drain thread reads */
+		size_t		 bytes;		/* staging its chunks hold */
+	}		 shares[SHARES_MAX];	/* under lock: the owners with
+					   rings or staging, then free
+					   slots */
+	unsigned	 nshares;	/* under lock */
+	size_t		 shared;	/* under lock: their sum */
 
 	/* Writers. */
 	pthread_cond_t	 write_cond;
@@ -156,6 +170,8 @@ extern struct writeout *wo_global;
 
 /* writeout.c, for the drain thread */
 struct chunk *wo_chunk_new(struct pring *r, size_t room);
+void	wo_share_ring_locked(uint32_t share, int delta);
+void	wo_share_ring(uint32_t share, int delta);
 struct chunk *wo_marker_new(struct pring *r, enum chunk_kind kind);
 void	wo_chunk_commit(struct chunk *c, size_t len);
 void	wo_chunk_cancel(struct chunk *c);
