@@ -37,7 +37,6 @@ wait $RPID || hfail "$WHAT: root's program exited with $?: $(cat "$T/root.out")"
 touch "$T/flood.stop"
 wait $FPID || hfail "$WHAT: the flooding program exited with $?"
 ctl trace-file flush >/dev/null || hfail "$WHAT: trace-file flush failed"
-if [ -n "${FLOOD_DEBUG:-}" ]; then ctl info trace; sleep 5; ctl info trace; cp -r "$T" /tmp/flood-debug; fi
 
 # Root's program: everything.
 emitted=$(sed -n 's/^emitted \([0-9]*\) dropped.*/\1/p' "$T/root.out")
