@@ -47,6 +47,8 @@ static struct {
 	struct chunk	*q[F_MAX];	/* queued, in order */
 	unsigned	 n;
 	int		 full;		/* staging full: wo_chunk_new() fails */
+	int		 share_rings;	/* wo_share_ring*(): rings the drain
+					   thread said it reads */
 	unsigned	 refused;	/* chunks asked for while full */
 } fk = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -119,6 +121,22 @@ wo_hold(struct pring *r, int on)
 {
 	(void)r;
 	(void)on;
+}
+
+/* The rings the drain thread reads, by owner: one share here. */
+void
+wo_share_ring_locked(uint32_t share, int delta)
+{
+	(void)share;
+	fk.share_rings += delta;
+}
+
+void
+wo_share_ring(uint32_t share, int delta)
+{
+	pthread_mutex_lock(&wo_global->lock);
+	wo_share_ring_locked(share, delta);
+	pthread_mutex_unlock(&wo_global->lock);
 }
 
 /* ---- fixture: the thread, a feed, a ring ------------------------------- */
@@ -268,6 +286,12 @@ teardown(void **state)
 	for (i = 0; i < fk.n; i++)
 		f_free(fk.q[i]);
 	fk.n = 0;
+	/* Every ring it took it gave back, when it ended it. */
+	if (fk.share_rings != 0) {
+		fprintf(stderr, "the drain thread counts %d rings still read "
+		    "after they all ended\n", fk.share_rings);
+		return -1;
+	}
 	if (t->added)
 		rf_ring_free(&t->ring);
 	rf_evtab_free(&t->tab);
