@@ -523,10 +523,8 @@ drain_saw(struct pring *r, uint64_t now)
 	/* Staging refused to this ring itself: its owner's part was
 	 * used up, or other owners held it all. */
 	why |= rd->pressure;
-	if (why & LOSS_SAW_SHARE)
+	if (why & LOSS_SAW_SHARE)	/* its own part: that says it all */
 		why &= ~(LOSS_SAW_DISK | LOSS_SAW_WRITERS | LOSS_SAW_OTHERS);
-	else if (why & LOSS_SAW_OTHERS)
-		why &= ~(LOSS_SAW_DISK | LOSS_SAW_WRITERS);
 	if (rd->order >= r->max_order)
 		why |= LOSS_SAW_MAX_SIZE;
 	/*

@@ -93,9 +93,9 @@ session_say_loss(struct session *s)
 		}
 		if (why & LOSS_SAW_OTHERS) {
 			loss_say(msg, sizeof(msg), "%srings filled up while "
-			    "the daemon's staging memory was full, held by "
-			    "other users' programs, though this one was "
-			    "within its share", sep);
+			    "the daemon's staging memory was full, most of it "
+			    "held by other users' programs (this one was under "
+			    "its share)", sep);
 			sep = "; also ";
 		}
 		if (why & LOSS_SAW_WRITERS) {

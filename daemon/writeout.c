@@ -362,6 +362,18 @@ staging_share_ok(struct writeout *wo, uint32_t key, size_t need)
 	return mine + need <= all / owners;
 }
 
+/* Are there other owners, and does 'key' hold less than an equal part
+ * of staging?  Locked. */
+static int
+staging_share_under(struct writeout *wo, uint32_t key)
+{
+	const size_t all = (size_t)ARENA_KEEP * ARENA_SIZE;
+	struct share *sh = share_find_locked(wo, key, 0);
+	unsigned owners = wo->nshares + (sh == NULL);
+
+	return owners > 1 && (sh == NULL || sh->bytes < all / owners);
+}
+
 static struct chunk *
 chunk_alloc_locked(struct writeout *wo, struct pring *r, size_t room)
 {
@@ -381,8 +393,8 @@ chunk_alloc_locked(struct writeout *wo, struct pring *r, size_t room)
 		if (!wo->staging_wait)
 			staging_full_locked(wo);
 		wo->staging_wait = 1;
-		/* Full, and this owner within its part: others hold it. */
-		if (staging_share_ok(wo, r->feed->share, 0))
+		/* Full, and this owner under its part: others hold it. */
+		if (staging_share_under(wo, r->feed->share))
 			r->rd.pressure |= LOSS_SAW_OTHERS;
 		return NULL;
 	}
