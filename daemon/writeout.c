@@ -273,11 +273,13 @@ staging_full_locked(struct writeout *wo)
  * Staging shared between owners (pfeed.share: users).  An owner alone
  * takes what it needs, and so does anyone while less than half of what
  * is kept for good (ARENA_KEEP) is used.  Past that, an owner takes at
- * most an equal part of it among the owners with rings (or staging): one user's flood at a rate the disk cannot take then fills
- * that user's part and loses events in that user's rings, while the
- * other users' rings keep being read into the rest (issue 25: a flood
- * once made root's program lose 18 % of its events, and the warning
- * blamed root's program).
+ * most an equal part of it among the owners with rings (or staging):
+ * one user's flood at a rate the disk cannot take then fills that
+ * user's part and loses events in that user's rings, while the other
+ * users' rings keep being read into the rest (issue 25: a flood once
+ * made root's program lose 18 % of its events, and the warning blamed
+ * root's program).  Past SHARES_MAX owners at once, the last slot is
+ * shared by the others.
  */
 
 /* The slot of owner 'key' (made if 'make'), or NULL.  Locked. */
@@ -307,16 +309,23 @@ share_gone_locked(struct writeout *wo, struct share *sh)
 		*sh = wo->shares[--wo->nshares];
 }
 
-/* Charge (or give back, n < 0) owner 'key' n bytes.  Locked. */
+/*
+ * Charge (or give back, n < 0) owner 'key' n bytes.  The total stays
+ * exact; an owner that shared the last slot may find its slot gone
+ * when it gives back (the slot keeps no more than it holds).  Locked.
+ */
 static void
 share_charge_locked(struct writeout *wo, uint32_t key, ssize_t n)
 {
 	struct share *sh = share_find_locked(wo, key, n > 0);
 
+	wo->shared += (size_t)n;
 	if (sh == NULL)
 		return;
-	sh->bytes += (size_t)n;
-	wo->shared += (size_t)n;
+	if (n < 0 && sh->bytes < (size_t)-n)
+		sh->bytes = 0;
+	else
+		sh->bytes += (size_t)n;
 	share_gone_locked(wo, sh);
 }
 
@@ -452,7 +461,6 @@ wo_chunk_commit(struct chunk *c, size_t len)
 	struct arena *a = c->arena;
 	size_t end = (size_t)(c->pkt - a->base) + CTF_PACKET_HDR_SIZE + len +
 	    (c->dio ? 2 * DIO_ALIGN : 0);
-
 	size_t charge = end - (size_t)((uint8_t *)c - a->base);
 
 	pthread_mutex_lock(&wo->lock);
