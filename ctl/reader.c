@@ -602,10 +602,31 @@ rd_pread(int fd, void *buf, size_t len, uint64_t off)
 	return (ssize_t)got;
 }
 
+/*
+ * Open a stream file to read: never through a symbolic link, never
+ * held at open() by a FIFO, never anything but a regular file (a trace
+ * directory is input like any other: its writer may have planted them
+ * since it was listed).  The descriptor, or -1 and *why.
+ */
 static int
-rd_open(const char *path)
+rd_open(const char *path, const char **why)
 {
-	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+	    O_NOFOLLOW);
+	if (fd == -1) {
+		*why = errno == ELOOP ? "a symbolic link (not followed)" :
+		    strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* Note that rf's packets include one of thread 'tid'.  0 or -1. */
@@ -658,13 +679,14 @@ rd_scan_file(struct reader *r, const struct tracedir_session *ts,
 	struct tracedir_event	*ev;
 	uint8_t			 buf[READER_FIRST_READ];
 	uint64_t		 off = 0;
+	const char		*why;
 	ssize_t			 n;
 	int			 fd, ret = 1, first = 1;
 
 	if (rf->f->len == 0)
 		return 1;
-	if ((fd = rd_open(rf->f->path)) == -1) {
-		rd_error(r, "%s: %s", rf->f->path, strerror(errno));
+	if ((fd = rd_open(rf->f->path, &why)) == -1) {
+		rd_error(r, "%s: %s", rf->f->path, why);
 		return 1;
 	}
 	if ((ev = malloc(sizeof(*ev))) == NULL) {
@@ -1127,6 +1149,7 @@ rd_refill(struct reader *r, struct rd_stream *s)
 	const struct tracedir_file *f = s->files[s->cur].f;
 	uint64_t	 keep = tracedir_stream_keep(&s->st), have;
 	uint64_t	 flen = s->st.flen;
+	const char	*why;
 	size_t		 ncap;
 	uint8_t		*nw;
 	ssize_t		 n;
@@ -1157,8 +1180,8 @@ rd_refill(struct reader *r, struct rd_stream *s)
 		s->wcap = ncap;
 	}
 	if (s->fd == -1) {
-		if ((s->fd = rd_open(f->path)) == -1) {
-			rd_stream_error(r, s, keep, strerror(errno),
+		if ((s->fd = rd_open(f->path, &why)) == -1) {
+			rd_stream_error(r, s, keep, why,
 			    "; the rest of the stream is not read");
 			return -1;
 		}

@@ -215,8 +215,15 @@ tdio_session_files(struct tdio_load *L, struct tracedir_session *s)
 			continue;
 		if ((path = tdio_join(s->path, list[i]->d_name)) == NULL)
 			goto nomem;
-		/* Sub-directories (LTTng's index/) are not streams. */
-		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* Sub-directories (LTTng's index/) are not streams; nor
+		 * is anything else but a regular file, and a symbolic
+		 * link is not followed (said: a trace directory's writer
+		 * may have planted it). */
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			if (!S_ISDIR(st.st_mode))
+				tdio_error(L, "%s: %s: not read", path,
+				    S_ISLNK(st.st_mode) ? "a symbolic link" :
+				    "not a regular file");
 			free(path);
 			continue;
 		}

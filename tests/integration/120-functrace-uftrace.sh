@@ -175,3 +175,21 @@ grep -q "module-99: a symbolic link" "$T/export.out" ||
 uftrace replay -d "$T/uft" > "$T/replay" 2>&1 ||
 	fail "replay after a FIFO module file: $(head -5 "$T/replay")"
 ok "a FIFO or a symlink as a module file is named, not opened, the rest exported"
+
+# The same for stream files, for every reader: a FIFO or a symlink
+# among a session's streams is named and not read; the others are.
+rm -f "$d/functions/module-98" "$d/functions/module-99"
+mkfifo "$d/stream-77"
+ln -s /etc/shadow "$d/stream-78"
+set +e
+timeout 20 "$BIN/tracectl" print "$T/cur" > "$T/print.out" 2> "$T/print.err"
+rc=$?
+set -e
+[ $rc != 124 ] || fail "print hung on a FIFO named stream-77"
+grep -q "stream-77: not a regular file" "$T/print.err" ||
+	fail "print did not name the FIFO: rc $rc: $(head -c 300 "$T/print.err")"
+grep -q "stream-78: a symbolic link" "$T/print.err" ||
+	fail "print did not refuse the symlink: rc $rc: $(head -c 300 "$T/print.err")"
+grep -q 'traced:func_entry' "$T/print.out" ||
+	fail "print showed none of the other streams' events: $(head -c 300 "$T/print.out")"
+ok "a FIFO or a symlink among the streams is named, not read; the rest is printed (status $rc)"
