@@ -1000,10 +1000,12 @@ ix_db(void)
 	}
 	/* Checkpoints (and so every wait for the disk) on a thread of
 	 * their own (ixckpt.c); here if it cannot start. */
-	if (ixckpt_start(ix.at, 0) == 0 &&
-	    (once(ix.db, "PRAGMA wal_autocheckpoint = 0", NULL) == -1 ||
-	    once(ix.db, "PRAGMA synchronous = OFF", NULL) == -1))
-		ix_warn("leaving checkpoints to their thread");
+	if (ixckpt_start(ix.at, 0) == 0) {
+		/* Replaces SQLite's automatic checkpoint (also a WAL hook). */
+		sqlite3_wal_hook(ix.db, ixckpt_wal_hook, NULL);
+		if (once(ix.db, "PRAGMA synchronous = OFF", NULL) == -1)
+			ix_warn("leaving syncs to the checkpoint thread");
+	}
 	if (ix.base != NULL) {
 		ix.ev_commit = event_new(ix.base, -1, 0, ix_commit_cb, NULL);
 		ix.ev_batch = event_new(ix.base, -1, EV_PERSIST, ix_batch_cb,

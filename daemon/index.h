@@ -129,7 +129,10 @@ int	index_func_rules_save(const char *kind, const struct rule *rules,
 int	index_func_rules_load(const char *kind, struct rule **rules, size_t *n);
 
 /* ixckpt.c */
+struct sqlite3;
 int	ixckpt_start(const char *path, int nice);
+int	ixckpt_wal_hook(void *arg, struct sqlite3 *db, const char *name,
+	    int frames);
 void	ixckpt_stop(void);
 
 #endif /* TRACED_DAEMON_INDEX_H */
