@@ -20,10 +20,11 @@
  * a session's end, a rule change and a trace-file set are written at
  * once, in a transaction that commits at the end of the current loop
  * turn, so that many sessions ending together cost one commit.  Journal
- * in WAL mode, synchronous=NORMAL: a daemon killed at any moment leaves
- * a database that passes integrity_check and holds every transaction
- * committed before the kill (a power failure may lose the last ones,
- * never the file).
+ * in WAL mode, synchronous=NORMAL as the checkpoint thread syncs it
+ * (ixckpt.c; the loop's own commits do not sync): a daemon killed at
+ * any moment leaves a database that passes integrity_check and holds
+ * every transaction committed before the kill (a power failure may
+ * lose the last ones, never the file).
  *
  * A daemon killed with SIGKILL leaves its run and its sessions open.  The
  * next index_open() runs PRAGMA integrity_check (set aside a database
