@@ -85,7 +85,7 @@ WATCH_AT=3
 WATCH_HOOK=modules_hook
 attack modules "issue 25 finding 1 (120 sessions of 4,096 objects, 4,000-byte paths)" \
 	modules 120 4096 4000 $ATTACK_S
-late_check
+RATE_MORE_DIRS=$MOVED late_check
 RATE_MORE_DIRS=$MOVED rate_check "$WHAT"
 sent=$(sed -n 's/^modules: [0-9]* sessions, \([0-9]*\) modules.*/\1/p' \
 	"$T/modules.out")
