@@ -7,10 +7,14 @@
  * with one write(2), so lines of different threads never mix.  Under
  * systemd (JOURNAL_STREAM set) lines carry "<N>" priority prefixes
  * that journald turns into levels; otherwise they carry the time.
+ * Once the daemon runs, a thread of its own writes them (log_start()).
  */
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,26 +112,221 @@ log_rotate_check(void)
 	    "older file)", log_dir, LOG_FILE_MAX >> 20);
 }
 
-static void
-log_vwrite(int prio, const char *fmt, va_list ap, const char *err)
+/* The prefix of a line of priority prio into buf: its length. */
+static size_t
+log_prefix(char *buf, size_t size, int prio)
 {
-	char buf[1024];
-	size_t n = 0;
 	int m;
 
 	if (log_journal) {
-		m = snprintf(buf, sizeof(buf), "<%d>", prio);
+		m = snprintf(buf, size, "<%d>", prio);
 	} else {
 		struct timespec ts;
 		struct tm tm;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		localtime_r(&ts.tv_sec, &tm);
-		m = (int)strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S ",
-		    &tm);
-		m += snprintf(buf + m, sizeof(buf) - (size_t)m, "traced: ");
+		m = (int)strftime(buf, size, "%Y-%m-%d %H:%M:%S ", &tm);
+		m += snprintf(buf + m, size - (size_t)m, "traced: ");
 	}
-	n = m > 0 ? (size_t)m : 0;
+	return m > 0 ? (size_t)m : 0;
+}
+
+/*
+ * The writer thread.  A write(2) to the log can wait: a file's write
+ * is held back while the machine has too many dirty pages (another
+ * user's dd made the loop thread wait 2.8 s for one line, measured),
+ * and journald can fall behind.  So once log_start() ran, a line is
+ * copied into a buffer under a lock and this thread writes it: no
+ * thread of the daemon waits for the disk to log.  When the buffer is
+ * full the line is dropped and counted, and the count is logged when
+ * there is room again.  fatal() and log_stop() write what is left
+ * themselves.
+ */
+#define LOG_BUF_SIZE	(256u << 10)
+
+static struct {
+	pthread_mutex_t	 lock;
+	pthread_cond_t	 cond;
+	char		*buf;		/* LOG_BUF_SIZE bytes */
+	size_t		 len;		/* under lock: bytes to write */
+	uint64_t	 dropped;	/* under lock: lines not kept */
+	int		 running, stop;
+	pthread_t	 thread;
+} lt = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+};
+
+static void
+log_write_all(const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(STDERR_FILENO, p, n);
+		if (w <= 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;		/* nowhere to say it */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Move what the buffer holds out, and write it.  Called and returns
+ * with lt.lock held. */
+static void
+log_flush_locked(char *out)
+{
+	size_t n = lt.len;
+	uint64_t dropped = lt.dropped;
+	char line[160];
+	int m;
+
+	memcpy(out, lt.buf, n);
+	lt.len = 0;
+	lt.dropped = 0;
+	pthread_mutex_unlock(&lt.lock);
+	log_write_all(out, n);
+	if (dropped > 0) {
+		n = log_prefix(line, sizeof(line), LOG_WARNING);
+		m = snprintf(line + n, sizeof(line) - n, "%llu log lines "
+		    "dropped: they came faster than the log took them\n",
+		    (unsigned long long)dropped);
+		if (m > 0 && (size_t)m < sizeof(line) - n)
+			log_write_all(line, n + (size_t)m);
+	}
+	pthread_mutex_lock(&lt.lock);
+}
+
+static void *
+log_main(void *arg)
+{
+	char *out = arg;
+
+	pthread_mutex_lock(&lt.lock);
+	for (;;) {
+		while (!lt.stop && lt.len == 0 && lt.dropped == 0)
+			pthread_cond_wait(&lt.cond, &lt.lock);
+		if (lt.len == 0 && lt.dropped == 0)
+			break;		/* stopping, all written */
+		log_flush_locked(out);
+	}
+	pthread_mutex_unlock(&lt.lock);
+	return NULL;
+}
+
+/*
+ * From now on, lines are written by a thread of their own.  After the
+ * daemon forked into the background.  0, or -1 (lines are then written
+ * by the thread that logs them, as before).
+ */
+static void log_atexit(void);
+
+int
+log_start(void)
+{
+	static char *out;
+	static int atexit_done;
+	sigset_t all, old;
+	int rc;
+
+	if (lt.running)
+		return 0;
+	if (lt.buf == NULL && ((lt.buf = malloc(LOG_BUF_SIZE)) == NULL ||
+	    (out = malloc(LOG_BUF_SIZE)) == NULL)) {
+		free(lt.buf);
+		lt.buf = NULL;
+		return -1;
+	}
+	lt.stop = 0;
+	/* Signals are the loop's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&lt.thread, NULL, log_main, out);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	pthread_setname_np(lt.thread, "traced-log");
+	if (!atexit_done)
+		atexit_done = atexit(log_atexit) == 0;
+	pthread_mutex_lock(&lt.lock);
+	lt.running = 1;
+	pthread_mutex_unlock(&lt.lock);
+	return 0;
+}
+
+/* Write what is left and stop the thread.  At exit. */
+void
+log_stop(void)
+{
+	pthread_mutex_lock(&lt.lock);
+	if (!lt.running) {
+		pthread_mutex_unlock(&lt.lock);
+		return;
+	}
+	lt.stop = 1;
+	pthread_cond_signal(&lt.cond);
+	pthread_mutex_unlock(&lt.lock);
+	pthread_join(lt.thread, NULL);
+	pthread_mutex_lock(&lt.lock);
+	lt.running = 0;
+	pthread_mutex_unlock(&lt.lock);
+}
+
+/* Hand a line to the thread; 0, or -1 if there is none (write it). */
+static int
+log_queue(const char *line, size_t n)
+{
+	pthread_mutex_lock(&lt.lock);
+	if (!lt.running || lt.stop) {
+		pthread_mutex_unlock(&lt.lock);
+		return -1;
+	}
+	if (LOG_BUF_SIZE - lt.len >= n) {
+		memcpy(lt.buf + lt.len, line, n);
+		lt.len += n;
+	} else
+		lt.dropped++;
+	pthread_cond_signal(&lt.cond);
+	pthread_mutex_unlock(&lt.lock);
+	return 0;
+}
+
+/* fatal(): the lines before it first, then it, by this thread. */
+static void
+log_fatal_write(const char *line, size_t n)
+{
+	pthread_mutex_lock(&lt.lock);
+	lt.stop = 1;
+	if (lt.len > 0)
+		log_write_all(lt.buf, lt.len);
+	lt.len = 0;
+	pthread_mutex_unlock(&lt.lock);
+	log_write_all(line, n);
+}
+
+/* exit() without log_stop() (a second signal): what is left. */
+static void
+log_atexit(void)
+{
+	pthread_mutex_lock(&lt.lock);
+	lt.stop = 1;
+	if (lt.len > 0)
+		log_write_all(lt.buf, lt.len);
+	lt.len = 0;
+	pthread_mutex_unlock(&lt.lock);
+}
+
+static void
+log_vwrite(int prio, const char *fmt, va_list ap, const char *err)
+{
+	char buf[1024];
+	size_t n;
+	int m;
+
+	n = log_prefix(buf, sizeof(buf), prio);
 	m = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	if (m > 0)
 		n += (size_t)m;
@@ -141,7 +340,10 @@ log_vwrite(int prio, const char *fmt, va_list ap, const char *err)
 			n = sizeof(buf) - 2;
 	}
 	buf[n++] = '\n';
-	(void)!write(STDERR_FILENO, buf, n);
+	if (prio == LOG_CRIT)
+		log_fatal_write(buf, n);
+	else if (log_queue(buf, n) == -1)
+		log_write_all(buf, n);
 }
 
 void

@@ -13,6 +13,8 @@ extern int log_verbose;
 void	log_init(void);
 int	log_to_file(int dirfd, const char *dir, const char *say);
 void	log_rotate_check(void);
+int	log_start(void);
+void	log_stop(void);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *, ...) __attribute__((format(printf, 1, 2)));

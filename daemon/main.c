@@ -429,6 +429,10 @@ main(int argc, char *argv[])
 		if (event_reinit(mn.base) == -1)
 			fatalx("libevent: cannot reinitialize after fork");
 	}
+	/* The first thread: lines are written by it from now on. */
+	if (log_start() == -1)
+		log_warnx("cannot start the log thread: lines are written "
+		    "by the threads that log them");
 
 	/* The threads: the pipeline and its consumer, intake, the pool. */
 	mn.wo = writeout_new(mn.base, cfg.workers, cfg.writeout_nice,
@@ -500,7 +504,8 @@ main(int argc, char *argv[])
 	state_fini();
 	outdir_fini();
 	settings_fini();
-	close(mn.state_dirfd);
 	log_info("stopped");
+	log_stop();
+	close(mn.state_dirfd);
 	return 0;
 }
