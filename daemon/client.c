@@ -41,6 +41,7 @@
 #include "dclock.h"
 #include "func.h"
 #include "index.h"
+#include "intake.h"
 #include "limits.h"
 #include "log.h"
 #include "notify.h"
@@ -338,8 +339,8 @@ session_free(struct session *s)
 	free(s->by_index);
 	state_session_free(s);
 	func_session_free(s);
-	if (s->dirfd != -1)
-		close(s->dirfd);
+	/* Deleted, its last close waits for the disk: not here. */
+	intake_close(s->dirfd, s->uid);
 	free(s->dir);
 	record_free(s);
 	free(s);

@@ -186,7 +186,11 @@ func_bucket_ns(const struct session *s, int bucket)
  * (named sdir, of session sid, for messages): beside it, then renamed
  * over, made relative to the descriptor and never followed
  * (doc/DESIGN.md section 10), like the metadata.  Any thread: the
- * intake thread writes the big ones.
+ * intake thread writes the big ones.  Not fsync()ed: the streams beside
+ * it are not either (the page cache writes both out), and an fsync a
+ * file made a loaded disk commit its journal for each of thousands of
+ * files, which stalled every directory operation, the loop thread's
+ * included, for seconds.
  */
 static void
 func_module_write_at(int sdirfd, uint32_t sid, const char *sdir,
@@ -232,7 +236,7 @@ func_module_write_at(int sdirfd, uint32_t sid, const char *sdir,
 		if (functab_format_line(line, sizeof(line), m->tab.e[i].start,
 		    m->tab.e[i].size, m->tab.e[i].kind, m->tab.e[i].name) > 0)
 			fputs(line, f);
-	if (fflush(f) == EOF || ferror(f) || fsync(fileno(f)) == -1) {
+	if (fflush(f) == EOF || ferror(f)) {
 		log_warn("session %u: writing %s/functions/%s", sid, sdir,
 		    tmp);
 		fclose(f);
@@ -252,7 +256,7 @@ func_module_write_at(int sdirfd, uint32_t sid, const char *sdir,
 /*
  * Module files are written on the intake thread, with the session's
  * other jobs (a client decides how many: up to modules-per-uid, each
- * with an fsync; rewriting 491,000 of them on the loop thread after a
+ * then with an fsync; rewriting 491,000 of them on the loop thread after a
  * trace-file set stalled it for over 30 s).  At most
  * FUNC_FILES_PER_JOB files a job, the rest in the next job, which
  * done() queues: other users' jobs take turns with them (intake.c).
@@ -275,7 +279,7 @@ struct modfiles_job {
 static void
 modfiles_free(struct modfiles_job *mj)
 {
-	close(mj->dirfd);
+	intake_close(mj->dirfd, mj->j.uid);	/* maybe deleted */
 	free(mj->mods);
 	free(mj->dir);
 	free(mj);
@@ -347,6 +351,7 @@ func_modules_write(struct session *s, struct smodule *const *mods, size_t n)
 	mj->j.work = modfiles_work;
 	mj->j.done = modfiles_done;
 	mj->j.uid = s->uid;
+	mj->j.files = 1;
 	s->intake_out++;
 	intake_submit(&mj->j);
 }
@@ -533,8 +538,7 @@ funcs_done(struct intake_job *j)
 		}
 	}
 	close(fj->state_fd);
-	if (fj->dirfd != -1)
-		close(fj->dirfd);
+	intake_close(fj->dirfd, fj->j.uid);	/* maybe deleted */
 	free(fj->m.path);
 	free(fj->dir);
 	free(fj);
@@ -615,6 +619,7 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 	fj->j.work = funcs_work;
 	fj->j.done = funcs_done;
 	fj->j.uid = s->uid;
+	fj->j.files = 1;	/* it writes the module file */
 	s->intake_out++;
 	event_del(s->ev);	/* its next messages wait for this one */
 	intake_submit(&fj->j);

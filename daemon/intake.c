@@ -30,6 +30,16 @@
  * job is kept short for the same reason: work that can be long is cut
  * into jobs that each queue the next (func.c's module files).
  *
+ * There are two such threads, alike.  "intake" parses (a provider's
+ * description: what a new program's first events wait for); "files"
+ * writes (metadata, module files, the remembered trace directory) and
+ * closes what may wait for the disk (intake_close()).  A directory
+ * operation waits for the filesystem's journal, and under another
+ * user's writes that took seconds (measured: 1.9 s to close a deleted
+ * session directory): a parse queued behind it would leave a new
+ * program running without its events (it waits 200 ms for the daemon's
+ * answer).  The job says which thread (intake_job.files).
+ *
  * A job owns its inputs (copies, or references the loop keeps alive
  * until done() runs) and touches no daemon state in work().
  */
@@ -52,7 +62,9 @@ struct intake_queue {
 
 #define INTAKE_QUEUES_START	16
 
-static struct {
+/* One thread and its queues. */
+struct intake {
+	const char	*name;			/* "intake", "files" */
 	pthread_mutex_t	 lock;
 	pthread_cond_t	 cond;
 	struct intake_queue *q;			/* under lock: the uids */
@@ -66,34 +78,44 @@ static struct {
 	struct event	*ev;
 	unsigned	 outstanding;		/* loop: jobs not done */
 	int		 nice;
-} ik = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.cond = PTHREAD_COND_INITIALIZER,
-	.efd = -1,
+};
+
+static struct intake threads[2] = {
+	{
+		.name = "intake",
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.efd = -1,
+	}, {
+		.name = "files",
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+		.efd = -1,
+	},
 };
 
 /* The next job, the uids taking turns; NULL if none.  Under lock. */
 static struct intake_job *
-intake_next_locked(void)
+intake_next_locked(struct intake *ik)
 {
 	struct intake_queue *q;
 	struct intake_job *j;
 
-	if (ik.nq == 0)
+	if (ik->nq == 0)
 		return NULL;
-	if (ik.turn >= ik.nq)
-		ik.turn = 0;
-	q = &ik.q[ik.turn];
+	if (ik->turn >= ik->nq)
+		ik->turn = 0;
+	q = &ik->q[ik->turn];
 	j = q->head;
 	if ((q->head = j->next) != NULL) {
-		ik.turn++;
+		ik->turn++;
 		return j;
 	}
 	/* Its uid has nothing left: the last queue takes its place (and
 	 * its turn, which comes next). */
-	if (ik.turn != --ik.nq) {
-		*q = ik.q[ik.nq];
-		if (q->tail == &ik.q[ik.nq].head)
+	if (ik->turn != --ik->nq) {
+		*q = ik->q[ik->nq];
+		if (q->tail == &ik->q[ik->nq].head)
 			q->tail = &q->head;
 	}
 	return j;
@@ -102,99 +124,113 @@ intake_next_locked(void)
 static void *
 intake_main(void *arg)
 {
+	struct intake *ik = arg;
 	struct intake_job *j;
+	char name[16];
 	uint64_t one = 1;
 
-	(void)arg;
-	worker_self("traced-intake", ik.nice);
-	pthread_mutex_lock(&ik.lock);
+	snprintf(name, sizeof(name), "traced-%s", ik->name);
+	worker_self(name, ik->nice);
+	pthread_mutex_lock(&ik->lock);
 	for (;;) {
-		while (!ik.stop && ik.nq == 0)
-			pthread_cond_wait(&ik.cond, &ik.lock);
-		if ((j = intake_next_locked()) == NULL)
+		while (!ik->stop && ik->nq == 0)
+			pthread_cond_wait(&ik->cond, &ik->lock);
+		if ((j = intake_next_locked(ik)) == NULL)
 			break;		/* stopping, queues empty */
-		pthread_mutex_unlock(&ik.lock);
+		pthread_mutex_unlock(&ik->lock);
 
 		j->work(j);
 
-		pthread_mutex_lock(&ik.lock);
+		pthread_mutex_lock(&ik->lock);
 		j->next = NULL;
-		*ik.done_tail = j;
-		ik.done_tail = &j->next;
-		(void)!write(ik.efd, &one, sizeof(one));
+		*ik->done_tail = j;
+		ik->done_tail = &j->next;
+		(void)!write(ik->efd, &one, sizeof(one));
 	}
-	pthread_mutex_unlock(&ik.lock);
+	pthread_mutex_unlock(&ik->lock);
 	return NULL;
 }
 
 static void
 intake_done_cb(int fd, short what, void *arg)
 {
+	struct intake *ik = arg;
 	struct intake_job *j, *next;
 	uint64_t n;
 
 	(void)fd;
 	(void)what;
-	(void)arg;
-	(void)!read(ik.efd, &n, sizeof(n));
-	pthread_mutex_lock(&ik.lock);
-	j = ik.done;
-	ik.done = NULL;
-	ik.done_tail = &ik.done;
-	pthread_mutex_unlock(&ik.lock);
+	(void)!read(ik->efd, &n, sizeof(n));
+	pthread_mutex_lock(&ik->lock);
+	j = ik->done;
+	ik->done = NULL;
+	ik->done_tail = &ik->done;
+	pthread_mutex_unlock(&ik->lock);
 	for (; j != NULL; j = next) {
 		next = j->next;
-		ik.outstanding--;
+		ik->outstanding--;
 		j->done(j);	/* frees j */
 	}
 }
 
-/* Start the thread at niceness 'nice'.  0, or -1 (logged).  Loop
+/* Start one thread.  0, or -1 (logged). */
+static int
+intake_start_one(struct intake *ik, struct event_base *base, int nice)
+{
+	ik->nice = nice;
+	ik->stop = 0;		/* after an intake_stop(): a new thread */
+	ik->done_tail = &ik->done;
+	if (ik->q == NULL) {
+		ik->q = calloc(INTAKE_QUEUES_START, sizeof(*ik->q));
+		if (ik->q == NULL) {
+			log_warn("%s", ik->name);
+			return -1;
+		}
+		ik->capq = INTAKE_QUEUES_START;
+	}
+	if (worker_start(base, ik->name, intake_main, ik, intake_done_cb,
+	    &ik->efd, &ik->ev, &ik->thread) == -1)
+		return -1;
+	ik->running = 1;
+	return 0;
+}
+
+/* Start both threads at niceness 'nice'.  0, or -1 (logged).  Loop
  * thread, once. */
 int
 intake_start(struct event_base *base, int nice)
 {
-	ik.nice = nice;
-	ik.stop = 0;		/* after an intake_stop(): a new thread */
-	ik.done_tail = &ik.done;
-	if (ik.q == NULL) {
-		ik.q = calloc(INTAKE_QUEUES_START, sizeof(*ik.q));
-		if (ik.q == NULL) {
-			log_warn("intake");
-			return -1;
-		}
-		ik.capq = INTAKE_QUEUES_START;
-	}
-	if (worker_start(base, "intake", intake_main, NULL, intake_done_cb,
-	    &ik.efd, &ik.ev, &ik.thread) == -1)
+	if (intake_start_one(&threads[0], base, nice) == -1 ||
+	    intake_start_one(&threads[1], base, nice) == -1) {
+		intake_stop();
 		return -1;
-	ik.running = 1;
+	}
 	return 0;
 }
 
 /* The queue of 'uid', made if need be.  Under lock. */
 static struct intake_queue *
-intake_queue_locked(uid_t uid)
+intake_queue_locked(struct intake *ik, uid_t uid)
 {
 	struct intake_queue *q;
 	size_t i, n;
 
-	for (i = 0; i < ik.nq; i++)
-		if (ik.q[i].uid == uid)
-			return &ik.q[i];
-	if (ik.nq == ik.capq) {
-		n = ik.capq * 2;
-		q = reallocarray(ik.q, n, sizeof(*q));
+	for (i = 0; i < ik->nq; i++)
+		if (ik->q[i].uid == uid)
+			return &ik->q[i];
+	if (ik->nq == ik->capq) {
+		n = ik->capq * 2;
+		q = reallocarray(ik->q, n, sizeof(*q));
 		if (q == NULL)		/* never 0 queues: capq >= 16 */
-			return &ik.q[ik.nq - 1];	/* shares a turn */
+			return &ik->q[ik->nq - 1];	/* shares a turn */
 		/* The queues moved: their tails with them. */
-		for (i = 0; i < ik.nq; i++)
-			if (q[i].tail == &ik.q[i].head)
+		for (i = 0; i < ik->nq; i++)
+			if (q[i].tail == &ik->q[i].head)
 				q[i].tail = &q[i].head;
-		ik.q = q;
-		ik.capq = n;
+		ik->q = q;
+		ik->capq = n;
 	}
-	q = &ik.q[ik.nq++];
+	q = &ik->q[ik->nq++];
 	q->uid = uid;
 	q->head = NULL;
 	q->tail = &q->head;
@@ -202,58 +238,111 @@ intake_queue_locked(uid_t uid)
 }
 
 /*
- * Queue j: j->work runs on the intake thread, then j->done on the loop
- * thread, which must free j.  Jobs of one uid run in the order given;
- * the uids take turns.  Loop thread.
+ * Queue j: j->work runs on its thread (j->files: the files thread,
+ * else the intake thread), then j->done on the loop thread, which must
+ * free j.  Jobs of one uid on one thread run in the order given; the
+ * uids take turns.  Loop thread.
  */
 void
 intake_submit(struct intake_job *j)
 {
+	struct intake *ik = &threads[j->files ? 1 : 0];
 	struct intake_queue *q;
 
 	j->next = NULL;
-	ik.outstanding++;
-	pthread_mutex_lock(&ik.lock);
-	q = intake_queue_locked(j->uid);
+	ik->outstanding++;
+	pthread_mutex_lock(&ik->lock);
+	q = intake_queue_locked(ik, j->uid);
 	*q->tail = j;
 	q->tail = &j->next;
-	pthread_cond_signal(&ik.cond);
-	pthread_mutex_unlock(&ik.lock);
+	pthread_cond_signal(&ik->cond);
+	pthread_mutex_unlock(&ik->lock);
 }
 
-/* No job out?  Loop thread. */
+/* No job out, on either thread?  Loop thread. */
 int
 intake_idle(void)
 {
-	return ik.outstanding == 0;
+	return threads[0].outstanding == 0 && threads[1].outstanding == 0;
 }
 
-/* Does the thread take jobs (started, not stopping)?  Loop thread. */
+/* Do the threads take jobs (started, not stopping)?  Loop thread. */
 int
 intake_accepting(void)
 {
-	return ik.running && !ik.stop;
+	return threads[0].running && !threads[0].stop &&
+	    threads[1].running && !threads[1].stop;
+}
+
+struct close_job {
+	struct intake_job j;
+	int		 fd;
+};
+
+static void
+close_work(struct intake_job *j)
+{
+	close(((struct close_job *)j)->fd);
+}
+
+static void
+close_done(struct intake_job *j)
+{
+	free(j);
 }
 
 /*
- * Finish every job (their done() runs here), stop the thread.  At
- * shutdown, after the loop.
+ * Close fd on the files thread, as a job of uid's: the last descriptor
+ * of a deleted file or directory frees it then, and that waits for the
+ * filesystem's journal.  Here if the thread does not take jobs.  Loop
+ * thread.
+ */
+void
+intake_close(int fd, uid_t uid)
+{
+	struct close_job *cj;
+
+	if (fd == -1)
+		return;
+	if (!intake_accepting() || (cj = calloc(1, sizeof(*cj))) == NULL) {
+		close(fd);
+		return;
+	}
+	cj->fd = fd;
+	cj->j.uid = uid;
+	cj->j.files = 1;
+	cj->j.work = close_work;
+	cj->j.done = close_done;
+	intake_submit(&cj->j);
+}
+
+static void
+intake_stop_one(struct intake *ik)
+{
+	if (!ik->running)
+		return;
+	pthread_mutex_lock(&ik->lock);
+	ik->stop = 1;
+	pthread_cond_broadcast(&ik->cond);
+	pthread_mutex_unlock(&ik->lock);
+	pthread_join(ik->thread, NULL);
+	intake_done_cb(ik->efd, EV_READ, ik);
+	event_free(ik->ev);
+	close(ik->efd);
+	free(ik->q);
+	ik->q = NULL;
+	ik->nq = ik->capq = 0;
+	ik->running = 0;
+}
+
+/*
+ * Finish every job (their done() runs here), stop the threads.  At
+ * shutdown, after the loop.  A done() may queue a job on the files
+ * thread (a close), so that one stops last.
  */
 void
 intake_stop(void)
 {
-	if (!ik.running)
-		return;
-	pthread_mutex_lock(&ik.lock);
-	ik.stop = 1;
-	pthread_cond_broadcast(&ik.cond);
-	pthread_mutex_unlock(&ik.lock);
-	pthread_join(ik.thread, NULL);
-	intake_done_cb(ik.efd, EV_READ, NULL);
-	event_free(ik.ev);
-	close(ik.efd);
-	free(ik.q);
-	ik.q = NULL;
-	ik.nq = ik.capq = 0;
-	ik.running = 0;
+	intake_stop_one(&threads[0]);
+	intake_stop_one(&threads[1]);
 }

@@ -2,8 +2,8 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * The intake thread (intake.c): work whose cost a client decides,
- * done off the loop thread.  Daemon-internal; loop thread.
+ * The intake and files threads (intake.c): work whose cost a client
+ * decides, or that waits for the disk, done off the loop thread.  Daemon-internal; loop thread.
  */
 #ifndef TRACED_DAEMON_INTAKE_H
 #define TRACED_DAEMON_INTAKE_H
@@ -17,10 +17,13 @@ struct event_base;
  * own.  work() runs there, touching no daemon state; done() runs on the
  * loop thread afterwards and frees the job.  uid: whose it is (the
  * uid of the client it concerns): jobs of different uids take turns.
+ * files: it writes or closes files (the files thread), else it parses
+ * (the intake thread).
  */
 struct intake_job {
 	struct intake_job *next;
 	uid_t	 uid;
+	int	 files;
 	void	(*work)(struct intake_job *);
 	void	(*done)(struct intake_job *);
 };
@@ -29,6 +32,7 @@ int	intake_start(struct event_base *base, int nice);
 void	intake_submit(struct intake_job *j);
 int	intake_idle(void);
 int	intake_accepting(void);
+void	intake_close(int fd, uid_t uid);
 void	intake_stop(void);
 
 #endif /* TRACED_DAEMON_INTAKE_H */

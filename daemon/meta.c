@@ -192,7 +192,7 @@ meta_done(struct intake_job *j)
 	struct meta_job *mj = (struct meta_job *)j;
 	struct session *s = mj->s;
 
-	close(mj->dirfd);
+	intake_close(mj->dirfd, mj->j.uid);	/* maybe deleted */
 	free(mj->cls);
 	s->intake_out--;
 	s->meta_job_out = 0;
@@ -285,6 +285,7 @@ session_metadata_sync(struct session *s)
 	mj->j.work = meta_work;
 	mj->j.done = meta_done;
 	mj->j.uid = s->uid;
+	mj->j.files = 1;
 	s->intake_out++;
 	s->meta_job_out = 1;
 	intake_submit(&mj->j);
@@ -384,7 +385,7 @@ session_make_dir(struct session *s)
 	if (s->dirfd != -1) {
 		/* Parked rings' streams end in the old directory. */
 		session_unpark_all(s);
-		close(s->dirfd);
+		intake_close(s->dirfd, s->uid);	/* it may be deleted */
 		session_new_uuid(s);	/* a new directory, a new trace */
 	}
 	s->dirfd = fd;

@@ -21,7 +21,8 @@
  *
  * Moving the sessions themselves is theirs to do (meta.c,
  * sessions_trace_dir_set()); this file only knows directories.
- * Loop thread only.
+ * Loop thread only, but for the file that keeps the trace directory
+ * across restarts, written on the intake thread.
  */
 #include <sys/stat.h>
 
@@ -35,6 +36,7 @@
 
 #include "fsdir.h"
 #include "index.h"
+#include "intake.h"
 #include "log.h"
 #include "outdir.h"
 #include "text.h"
@@ -57,10 +59,13 @@ static struct {
 /*
  * Keep the directory of 'tracectl trace-file set' for the next start
  * (path), or forget it (NULL): <state-dir>/trace-dir, one line, made
- * beside and renamed over.  Logged on failure.
+ * beside, fsync()ed and renamed over.  Logged on failure.  On the
+ * intake thread (outdir_remember()): behind another user's writes the
+ * fsync took 1.7 s, and on the loop thread every client and tracectl
+ * waited for it.
  */
 static void
-outdir_remember(const char *path)
+outdir_remember_now(const char *path)
 {
 	int fd;
 
@@ -80,6 +85,48 @@ outdir_remember(const char *path)
 		    "restart", od.state_dir, TRACE_DIR_FILE);
 	if (fd != -1)
 		close(fd);
+}
+
+struct remember_job {
+	struct intake_job j;
+	char		*path;		/* owned; NULL: forget */
+};
+
+static void
+remember_work(struct intake_job *j)
+{
+	outdir_remember_now(((struct remember_job *)j)->path);
+}
+
+static void
+remember_done(struct intake_job *j)
+{
+	free(((struct remember_job *)j)->path);
+	free(j);
+}
+
+/*
+ * outdir_remember_now(path) on the intake thread, as a job of the
+ * daemon's own (uid 0): those run in the order given, so the last
+ * 'trace-file set' is the one kept.  Without the thread (not started,
+ * or stopping), here.
+ */
+static void
+outdir_remember(const char *path)
+{
+	struct remember_job *rj = NULL;
+
+	if (!intake_accepting() || (rj = calloc(1, sizeof(*rj))) == NULL ||
+	    (path != NULL && (rj->path = strdup(path)) == NULL)) {
+		free(rj);
+		outdir_remember_now(path);
+		return;
+	}
+	rj->j.uid = 0;
+	rj->j.files = 1;
+	rj->j.work = remember_work;
+	rj->j.done = remember_done;
+	intake_submit(&rj->j);
 }
 
 /*

@@ -184,7 +184,8 @@ reload_nice(int nice)
 		comm[n] = '\0';
 		if (strcmp(comm, "traced-writeout\n") != 0 &&
 		    strcmp(comm, "traced-drain\n") != 0 &&
-		    strcmp(comm, "traced-intake\n") != 0)
+		    strcmp(comm, "traced-intake\n") != 0 &&
+		    strcmp(comm, "traced-files\n") != 0)
 			continue;
 		if (setpriority(PRIO_PROCESS, (id_t)tid, nice) == -1) {
 			log_warn("SIGHUP: writeout-nice %d for thread %ld",

@@ -43,6 +43,7 @@
 #include "config.h"
 #include "dclock.h"
 #include "index.h"
+#include "intake.h"
 #include "limits.h"
 #include "log.h"
 #include "outdir.h"
@@ -255,11 +256,11 @@ sring_release(struct sring *r)
 	sring_unpark(r);
 	if (r->p.hdr == NULL)
 		return;
-	if (r->p.st.fd != -1)
-		close(r->p.st.fd);
+	/* Stream files deleted meanwhile are freed by their last close,
+	 * which waits for the disk: on the files thread. */
+	intake_close(r->p.st.fd, r->s->uid);
 	r->p.st.fd = -1;
-	if (r->p.next_fd != -1)
-		close(r->p.next_fd);
+	intake_close(r->p.next_fd, r->s->uid);
 	r->p.next_fd = -1;
 	close(r->p.ring_fd);
 	r->p.ring_fd = -1;

@@ -49,6 +49,7 @@ test_state_OBJS		:= $(O)/daemon/state.o $(O)/daemon/limits.o \
 test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o \
 			   $(O)/daemon/log.o
 test_outdir_OBJS	:= $(O)/daemon/outdir.o $(O)/daemon/fsdir.o \
+			   $(O)/daemon/intake.o $(O)/daemon/worker.o \
 			   $(O)/daemon/log.o
 test_intake_OBJS	:= $(O)/daemon/intake.o $(O)/daemon/worker.o \
 			   $(O)/daemon/log.o

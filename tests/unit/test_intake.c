@@ -19,8 +19,10 @@
  * for the whole group; the test that stops it comes last.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -28,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <event2/event.h>
@@ -234,6 +237,7 @@ group_setup(void **state)
 
 	(void)state;
 	log_init();
+	signal(SIGPIPE, SIG_IGN);	/* test_intake_close_closes */
 	t.loop = pthread_self();
 	if ((t.base = event_base_new()) == NULL)
 		return -1;
@@ -356,6 +360,52 @@ test_intake_uids_take_turns(void **state)
 	}
 }
 
+/*
+ * A job that writes (files) is held in its work(), as a directory
+ * operation waits for a busy disk's journal; a parse queued after it,
+ * of the same uid, runs and is done meanwhile, on another thread: a
+ * new program's answer does not wait for the disk.
+ */
+static void
+test_intake_parse_does_not_wait_for_files(void **state)
+{
+	(void)state;
+	t.jobs[0].gated = 1;
+	t.jobs[0].j.files = 1;
+	t.jobs[1].n = 1;
+	t.jobs[1].j.files = 0;
+	t.jobs[0].j.work = t.jobs[1].j.work = t_work;
+	t.jobs[0].j.done = t.jobs[1].j.done = t_done;
+	intake_submit(&t.jobs[0].j);
+	t_gate_entered();
+	intake_submit(&t.jobs[1].j);
+	t_loop_until(1);
+	assert_int_equal(t.order[0], 1);
+	assert_int_equal(t.jobs[0].done, 0);	/* still at the gate */
+	assert_false(pthread_equal(t.jobs[0].work_thread,
+	    t.jobs[1].work_thread));
+	t_gate_open();
+	t_loop_until(2);
+	assert_int_equal(t.order[1], 0);
+	assert_int_equal(t.jobs[0].done, 1);
+}
+
+/* intake_close(): the descriptor is closed, off the loop. */
+static void
+test_intake_close_closes(void **state)
+{
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	intake_close(p[0], 1000);
+	t_loop_until(-1);
+	/* The read end is gone: a write finds no reader. */
+	assert_int_equal(write(p[1], "x", 1), -1);
+	assert_int_equal(errno, EPIPE);
+	close(p[1]);
+}
+
 /* Last: the intake thread does not start again once stopped. */
 static void
 test_intake_stop_finishes_every_job(void **state)
@@ -383,6 +433,8 @@ main(void)
 		T(test_intake_jobs_run_one_at_a_time_in_order),
 		T(test_intake_idle_until_every_done_ran),
 		T(test_intake_uids_take_turns),
+		T(test_intake_parse_does_not_wait_for_files),
+		T(test_intake_close_closes),
 		T(test_intake_stop_finishes_every_job),
 	};
 
