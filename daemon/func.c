@@ -186,7 +186,7 @@ func_bucket_ns(const struct session *s, int bucket)
  * (named sdir, of session sid, for messages): beside it, then renamed
  * over, made relative to the descriptor and never followed
  * (doc/DESIGN.md section 10), like the metadata.  Any thread: the
- * intake thread writes the big ones.  Not fsync()ed: the streams beside
+ * files thread writes the big ones.  Not fsync()ed: the streams beside
  * it are not either (the page cache writes both out), and an fsync a
  * file made a loaded disk commit its journal for each of thousands of
  * files, which stalled every directory operation, the loop thread's
@@ -254,7 +254,7 @@ func_module_write_at(int sdirfd, uint32_t sid, const char *sdir,
 }
 
 /*
- * Module files are written on the intake thread, with the session's
+ * Module files are written on the files thread, with the session's
  * other jobs (a client decides how many: up to modules-per-uid, each
  * then with an fsync; rewriting 491,000 of them on the loop thread after a
  * trace-file set stalled it for over 30 s).  At most
@@ -454,7 +454,7 @@ func_module_msg(struct session *s, const struct wire_msg *m)
 
 /*
  * A function table being parsed, and its module file written, on the
- * intake thread (intake.c): its cost is the client's to decide (up to
+ * files thread (intake.c): its cost is the client's to decide (up to
  * 16 MiB of text).  The session's socket is not read meanwhile.
  */
 struct funcs_job {

@@ -18,7 +18,7 @@
  * The metadata file describes the session's providers.  A stream must
  * never hold an event its metadata does not describe, or the session
  * would be unreadable while info trace counted its events as written:
- * so the metadata is written (on the intake thread: formatting it
+ * so the metadata is written (on the files thread: formatting it
  * costs as much as its events) before the pipeline may read the
  * session's rings, and each new provider is appended before its events
  * are; meanwhile they wait in the rings.  What the pipeline may do is
@@ -98,7 +98,7 @@ session_classes(const struct session *s, uint32_t from, uint32_t to,
 }
 
 /*
- * Writing a session's metadata, on the intake thread: formatting it is
+ * Writing a session's metadata, on the files thread: formatting it is
  * as long as its events.  The job holds a descriptor of the session's
  * directory of its own; the classes point into the session's providers,
  * which the session keeps (s->intake_out) until done() ran.

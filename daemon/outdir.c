@@ -22,7 +22,7 @@
  * Moving the sessions themselves is theirs to do (meta.c,
  * sessions_trace_dir_set()); this file only knows directories.
  * Loop thread only, but for the file that keeps the trace directory
- * across restarts, written on the intake thread.
+ * across restarts, written on the files thread.
  */
 #include <sys/stat.h>
 
@@ -60,7 +60,7 @@ static struct {
  * Keep the directory of 'tracectl trace-file set' for the next start
  * (path), or forget it (NULL): <state-dir>/trace-dir, one line, made
  * beside, fsync()ed and renamed over.  Logged on failure.  On the
- * intake thread (outdir_remember()): behind another user's writes the
+ * files thread (outdir_remember()): behind another user's writes the
  * fsync took 1.7 s, and on the loop thread every client and tracectl
  * waited for it.
  */
@@ -106,7 +106,7 @@ remember_done(struct intake_job *j)
 }
 
 /*
- * outdir_remember_now(path) on the intake thread, as a job of the
+ * outdir_remember_now(path) on the files thread, as a job of the
  * daemon's own (uid 0): those run in the order given, so the last
  * 'trace-file set' is the one kept.  Without the thread (not started,
  * or stopping), here.
