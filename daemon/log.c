@@ -87,13 +87,16 @@ log_to_file(int dirfd, const char *dir, const char *say)
 	return 0;
 }
 
+static int log_thread_running(void);
+
 /*
  * The log file of a daemon in the background is kept to LOG_FILE_MAX
  * and one older file: the newest lines win.  (Under systemd, journald
- * keeps the log and its own retention.)  Loop thread, now and then.
+ * keeps the log and its own retention.)  The log thread, after it
+ * wrote; without it, the loop thread now and then.
  */
-void
-log_rotate_check(void)
+static void
+log_rotate_now(void)
 {
 	struct stat st;
 	int fd;
@@ -110,6 +113,13 @@ log_rotate_check(void)
 	close(fd);
 	log_info("log continued from %s/traced.log.1 (kept to %u MiB and one "
 	    "older file)", log_dir, LOG_FILE_MAX >> 20);
+}
+
+void
+log_rotate_check(void)
+{
+	if (!log_thread_running())
+		log_rotate_now();
 }
 
 /* The prefix of a line of priority prio into buf: its length. */
@@ -197,6 +207,7 @@ log_flush_locked(char *out)
 		if (m > 0 && (size_t)m < sizeof(line) - n)
 			log_write_all(line, n + (size_t)m);
 	}
+	log_rotate_now();
 	pthread_mutex_lock(&lt.lock);
 }
 
@@ -273,6 +284,17 @@ log_stop(void)
 	pthread_mutex_lock(&lt.lock);
 	lt.running = 0;
 	pthread_mutex_unlock(&lt.lock);
+}
+
+static int
+log_thread_running(void)
+{
+	int running;
+
+	pthread_mutex_lock(&lt.lock);
+	running = lt.running && !lt.stop;
+	pthread_mutex_unlock(&lt.lock);
+	return running;
 }
 
 /* Hand a line to the thread; 0, or -1 if there is none (write it). */

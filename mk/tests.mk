@@ -51,6 +51,7 @@ test_limits_OBJS	:= $(O)/daemon/limits.o $(O)/daemon/config.o \
 test_outdir_OBJS	:= $(O)/daemon/outdir.o $(O)/daemon/fsdir.o \
 			   $(O)/daemon/intake.o $(O)/daemon/worker.o \
 			   $(O)/daemon/log.o
+test_log_OBJS		:= $(O)/daemon/log.o
 test_intake_OBJS	:= $(O)/daemon/intake.o $(O)/daemon/worker.o \
 			   $(O)/daemon/log.o
 test_stream_OBJS	:= $(O)/daemon/stream.o $(O)/daemon/ctf.o
