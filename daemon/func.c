@@ -453,9 +453,11 @@ func_module_msg(struct session *s, const struct wire_msg *m)
 }
 
 /*
- * A function table being parsed, and its module file written, on the
- * files thread (intake.c): its cost is the client's to decide (up to
- * 16 MiB of text).  The session's socket is not read meanwhile.
+ * A function table being parsed, on the intake thread (intake.c): its
+ * cost is the client's to decide (up to 16 MiB of text).  The session's
+ * socket is not read meanwhile, and an instrumented program waits for
+ * the answer, so the module file is written afterwards, by a files
+ * job (func_modules_write()): a parse never waits for the disk.
  */
 struct funcs_job {
 	struct intake_job j;
@@ -464,10 +466,6 @@ struct funcs_job {
 	struct smodule	 m;		/* a copy: path owned, tab the result */
 	void		*desc;		/* mapped, f.desc_size bytes */
 	int		 state_fd;	/* dup'ed */
-	int		 dirfd;		/* dup of the session's, or -1 */
-	char		*dir;		/* owned, for messages */
-	uint32_t	 sid;
-	uint32_t	 rotations;	/* fn->rotations at the start */
 	int		 ok;
 	char		 err[256];
 };
@@ -488,7 +486,6 @@ funcs_work(struct intake_job *j)
 		return;
 	}
 	fj->ok = 1;
-	func_module_write_at(fj->dirfd, fj->sid, fj->dir, &fj->m);
 }
 
 static void
@@ -525,9 +522,8 @@ funcs_done(struct intake_job *j)
 		md->stats_off = fj->f.stats_off;
 		md->has_funcs = 1;
 		s->fn->funcs += md->tab.n;
-		/* trace-file set meanwhile: the new directory too. */
-		if (s->fn->rotations != fj->rotations)
-			func_modules_write(s, &md, 1);
+		/* Its module file, in the session's directory now. */
+		func_modules_write(s, &md, 1);
 		log_debug("session %u: %s: %zu instrumented functions", s->id,
 		    md->path, md->tab.n);
 		/* Its functions only: the others are as they were. */
@@ -538,9 +534,7 @@ funcs_done(struct intake_job *j)
 		}
 	}
 	close(fj->state_fd);
-	intake_close(fj->dirfd, fj->j.uid);	/* maybe deleted */
 	free(fj->m.path);
-	free(fj->dir);
 	free(fj);
 	session_job_done(s);		/* may free s */
 }
@@ -589,7 +583,6 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 		fj->state_fd = -1;
 	if (desc == MAP_FAILED || fj == NULL ||
 	    (fj->m.path = strdup(md->path)) == NULL ||
-	    (fj->dir = strdup(s->dir != NULL ? s->dir : "?")) == NULL ||
 	    (fj->state_fd = fcntl(sfd, F_DUPFD_CLOEXEC, 0)) == -1) {
 		log_warn("session %u: a function table", s->id);
 		if (desc != MAP_FAILED)
@@ -598,13 +591,11 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 			if (fj->state_fd != -1)
 				close(fj->state_fd);
 			free(fj->m.path);
-			free(fj->dir);
 		}
 		free(fj);
 		limits_put(s->uid, LIMIT_FUNCTIONS, f->nfuncs, 0);
 		return -1;
 	}
-	fj->dirfd = s->dirfd != -1 ? fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0) : -1;
 	fj->s = s;
 	fj->f = *f;
 	fj->m.index = md->index;
@@ -614,12 +605,9 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 	memcpy(fj->m.build_id, md->build_id, sizeof(fj->m.build_id));
 	fj->m.build_id_len = md->build_id_len;
 	fj->desc = desc;
-	fj->sid = s->id;
-	fj->rotations = fn->rotations;
 	fj->j.work = funcs_work;
 	fj->j.done = funcs_done;
 	fj->j.uid = s->uid;
-	fj->j.files = 1;	/* it writes the module file */
 	s->intake_out++;
 	event_del(s->ev);	/* its next messages wait for this one */
 	intake_submit(&fj->j);

@@ -2,8 +2,8 @@
 /*
  * Copyright (c) 2026 The traced authors
  *
- * The intake thread: work whose cost a client decides, done off the
- * loop thread.
+ * The intake and files threads: work whose cost a client decides, or
+ * that waits for the disk, done off the loop thread.
  *
  * DESIGN
  *
@@ -279,6 +279,18 @@ struct close_job {
 	int		 fd;
 };
 
+static void (*close_hook)(int);		/* limits_fds_closing() */
+
+/*
+ * hook(+1) when a descriptor is handed to the files thread to close,
+ * hook(-1) once it is closed (on the loop thread).  Loop thread.
+ */
+void
+intake_set_close_hook(void (*hook)(int delta))
+{
+	close_hook = hook;
+}
+
 static void
 close_work(struct intake_job *j)
 {
@@ -288,6 +300,8 @@ close_work(struct intake_job *j)
 static void
 close_done(struct intake_job *j)
 {
+	if (close_hook != NULL)
+		close_hook(-1);
 	free(j);
 }
 
@@ -313,6 +327,8 @@ intake_close(int fd, uid_t uid)
 	cj->j.files = 1;
 	cj->j.work = close_work;
 	cj->j.done = close_done;
+	if (close_hook != NULL)
+		close_hook(1);
 	intake_submit(&cj->j);
 }
 

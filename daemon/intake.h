@@ -33,6 +33,7 @@ void	intake_submit(struct intake_job *j);
 int	intake_idle(void);
 int	intake_accepting(void);
 void	intake_close(int fd, uid_t uid);
+void	intake_set_close_hook(void (*hook)(int delta));
 void	intake_stop(void);
 
 #endif /* TRACED_DAEMON_INTAKE_H */

@@ -61,6 +61,7 @@ struct uidacct {
 
 static struct uidacct *buckets[LIMITS_BUCKETS];
 static uint64_t fds_held;		/* by every client */
+static uint64_t fds_closing;		/* given back, not yet closed */
 static uint64_t fd_limit;		/* RLIMIT_NOFILE, soft, raised */
 
 static struct uidacct *
@@ -106,19 +107,39 @@ uidacct_maybe_free(struct uidacct *a)
  * grace period: 0.1 to 0.6 s measured here, under another user's disk
  * writes, for the loop thread that happened to open descriptor 1024,
  * 2048 or 4096.  So the table is grown once at start, before any
- * thread, to what a busy daemon uses (the kernel never shrinks it):
- * FD_TABLE_START entries cost 8 bytes each of kernel memory.
+ * thread, to what a busy daemon uses (the kernel never shrinks it, but
+ * a fork() sizes the child's to its open descriptors: after
+ * daemonizing): FD_TABLE_START entries cost 8 bytes each of kernel
+ * memory.  Loop thread, before any other.
  */
 #define FD_TABLE_START	65536
 
-static void
-limits_grow_fd_table(int n)
+/*
+ * Descriptors given back (limits_put()) but still open, while the
+ * files thread closes them (intake_close()): +1 when one is handed to
+ * it, -1 when closed.  They count against the daemon's limit as held.
+ * Loop thread.
+ */
+void
+limits_fds_closing(int delta)
 {
-	int fd;
+	if (delta < 0 && fds_closing < (uint64_t)-delta)
+		fds_closing = 0;
+	else
+		fds_closing += (uint64_t)(int64_t)delta;
+}
 
+void
+limits_grow_fd_table(void)
+{
+	int fd, n;
+
+	n = fd_limit < FD_TABLE_START ? (int)fd_limit : FD_TABLE_START;
 	if (n <= 3 || (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		return;
-	if (fd < n - 1 && dup3(fd, n - 1, O_CLOEXEC) != -1)
+	/* Never over a descriptor that is open (inherited). */
+	if (fd < n - 1 && fcntl(n - 1, F_GETFD) == -1 && errno == EBADF &&
+	    dup3(fd, n - 1, O_CLOEXEC) != -1)
 		close(n - 1);
 	close(fd);
 }
@@ -143,8 +164,6 @@ limits_init(void)
 		    (uint64_t)rl.rlim_cur;
 	} else
 		fd_limit = 1024;
-	limits_grow_fd_table(fd_limit < FD_TABLE_START ? (int)fd_limit :
-	    FD_TABLE_START);
 }
 
 static int
@@ -179,7 +198,7 @@ limits_take(uid_t uid, int l, uint64_t n, unsigned fds, char *why,
 		return -1;
 	}
 	if (fds > 0 && !limits_privileged(uid) &&
-	    fds_held + fds + LIMITS_FD_RESERVE > fd_limit) {
+	    fds_held + fds_closing + fds + LIMITS_FD_RESERVE > fd_limit) {
 		snprintf(why, whysize, "the daemon is short of descriptors "
 		    "(%llu of %llu held by clients; the last %u are kept "
 		    "for root): raise LimitNOFILE= in traced.service",

@@ -16,6 +16,8 @@
 #include "config.h"
 
 void	limits_init(void);
+void	limits_grow_fd_table(void);
+void	limits_fds_closing(int delta);
 int	limits_take(uid_t uid, int l, uint64_t n, unsigned fds, char *why,
 	    size_t whysize);
 void	limits_put(uid_t uid, int l, uint64_t n, unsigned fds);

@@ -4,7 +4,9 @@
  *
  * Logging for traced, OpenBSD style: log_warn adds strerror(errno),
  * log_warnx does not, fatal/fatalx exit.  Every line goes to stderr
- * with one write(2), so lines of different threads never mix.  Under
+ * whole, in the order logged: by the log thread once log_start() ran
+ * (lines copied into its buffer under a lock), else by the thread that
+ * logs it, with one write(2).  Under
  * systemd (JOURNAL_STREAM set) lines carry "<N>" priority prefixes
  * that journald turns into levels; otherwise they carry the time.
  * Once the daemon runs, a thread of its own writes them (log_start()).
@@ -162,6 +164,7 @@ static struct {
 	size_t		 len;		/* under lock: bytes to write */
 	uint64_t	 dropped;	/* under lock: lines not kept */
 	int		 running, stop;
+	int		 joining;	/* under lock: a thread joins it */
 	pthread_t	 thread;
 } lt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -194,7 +197,8 @@ log_flush_locked(char *out)
 	char line[160];
 	int m;
 
-	memcpy(out, lt.buf, n);
+	if (out != lt.buf)
+		memcpy(out, lt.buf, n);
 	lt.len = 0;
 	lt.dropped = 0;
 	pthread_mutex_unlock(&lt.lock);
@@ -268,22 +272,42 @@ log_start(void)
 	return 0;
 }
 
+/*
+ * Stop the thread, which writes what it holds first, and wait for it
+ * (unless it is the caller, or another thread already waits); then
+ * write whatever is still held here.  Lines logged meanwhile are
+ * written by their threads.
+ */
+static void
+log_stop_and_write(void)
+{
+	int join = 0;
+
+	pthread_mutex_lock(&lt.lock);
+	lt.stop = 1;
+	if (lt.running && !lt.joining &&
+	    !pthread_equal(pthread_self(), lt.thread)) {
+		lt.joining = join = 1;
+		pthread_cond_signal(&lt.cond);
+	}
+	pthread_mutex_unlock(&lt.lock);
+	if (join) {
+		pthread_join(lt.thread, NULL);
+		pthread_mutex_lock(&lt.lock);
+		lt.running = lt.joining = 0;
+		pthread_mutex_unlock(&lt.lock);
+	}
+	pthread_mutex_lock(&lt.lock);
+	if (lt.len > 0 || lt.dropped > 0)
+		log_flush_locked(lt.buf);
+	pthread_mutex_unlock(&lt.lock);
+}
+
 /* Write what is left and stop the thread.  At exit. */
 void
 log_stop(void)
 {
-	pthread_mutex_lock(&lt.lock);
-	if (!lt.running) {
-		pthread_mutex_unlock(&lt.lock);
-		return;
-	}
-	lt.stop = 1;
-	pthread_cond_signal(&lt.cond);
-	pthread_mutex_unlock(&lt.lock);
-	pthread_join(lt.thread, NULL);
-	pthread_mutex_lock(&lt.lock);
-	lt.running = 0;
-	pthread_mutex_unlock(&lt.lock);
+	log_stop_and_write();
 }
 
 static int
@@ -320,12 +344,7 @@ log_queue(const char *line, size_t n)
 static void
 log_fatal_write(const char *line, size_t n)
 {
-	pthread_mutex_lock(&lt.lock);
-	lt.stop = 1;
-	if (lt.len > 0)
-		log_write_all(lt.buf, lt.len);
-	lt.len = 0;
-	pthread_mutex_unlock(&lt.lock);
+	log_stop_and_write();
 	log_write_all(line, n);
 }
 
@@ -333,12 +352,7 @@ log_fatal_write(const char *line, size_t n)
 static void
 log_atexit(void)
 {
-	pthread_mutex_lock(&lt.lock);
-	lt.stop = 1;
-	if (lt.len > 0)
-		log_write_all(lt.buf, lt.len);
-	lt.len = 0;
-	pthread_mutex_unlock(&lt.lock);
+	log_stop_and_write();
 }
 
 static void

@@ -12,9 +12,10 @@
  * sockets (sock.c) and the index (index.c), before any thread exists
  * and before fork(): a second daemon stops there, saying why, before
  * it touches the first one's state; the background, if not
- * --foreground; then the pipeline (its drain thread and writers, and
- * the CTF stream writer as its consumer), the intake thread, the ring
- * pool; the client and control sockets are watched; signals; systemd
+ * --foreground; the descriptor table grown (limits.c), and the log
+ * thread; then the pipeline (its drain thread and writers, and the CTF
+ * stream writer as its consumer), the intake and files threads, the
+ * ring pool; the client and control sockets are watched; signals; systemd
  * is told READY=1 on the loop's first turn.
  *
  * The pipeline and the sessions report back here, by callback: chunks
@@ -24,9 +25,10 @@
  * Stop (SIGINT, SIGTERM): tell systemd STOPPING=1, stop accepting
  * clients, end every session with its rings drained to the end, wait
  * for the pipeline and the intake jobs; then, the loop ended, answer
- * the replies that wait, stop the pool, the intake thread and the
- * pipeline's threads, close the index and the sockets.  A second
- * signal exits at once.
+ * the replies that wait, stop the pool, the intake and files threads
+ * and the pipeline's threads, close the index and the sockets; the log
+ * thread last.  A second signal exits at once (what the log holds is
+ * written first).
  */
 #include <sys/stat.h>
 
@@ -429,6 +431,7 @@ main(int argc, char *argv[])
 		if (event_reinit(mn.base) == -1)
 			fatalx("libevent: cannot reinitialize after fork");
 	}
+	limits_grow_fd_table();		/* the daemon's process, no thread */
 	/* The first thread: lines are written by it from now on. */
 	if (log_start() == -1)
 		log_warnx("cannot start the log thread: lines are written "
@@ -440,8 +443,9 @@ main(int argc, char *argv[])
 	if (mn.wo == NULL || writeout_consumer_add(&stream_consumer) == -1)
 		fatalx("cannot start the writeout threads");
 	writeout_set_direct(cfg.direct_io);
+	intake_set_close_hook(limits_fds_closing);
 	if (intake_start(mn.base, cfg.writeout_nice) == -1)
-		fatalx("cannot start the intake thread");
+		fatalx("cannot start the intake and files threads");
 	if (pool_start(mn.base, cfg.ring_pool, cfg.ring_order,
 	    session_spares_serve, NULL) == -1)
 		fatalx("cannot start the ring pool thread");

@@ -231,7 +231,7 @@ meta_done(struct intake_job *j)
 
 /*
  * Bring the metadata of s up to date with its providers: the whole file
- * the first time in a directory, then what is new, on the intake
+ * the first time in a directory, then what is new, on the files
  * thread.  Until it is, the events it does not describe stay in the
  * rings (session_drain_publish()): a stream must never hold events its
  * metadata does not describe, or the session would be unreadable while

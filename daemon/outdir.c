@@ -291,7 +291,7 @@ outdir_check(void)
 	log_warnx("the trace directory %s was deleted while tracing; made "
 	    "it again", od.path);
 	od.failing = 0;
-	close(od.fd);
+	intake_close(od.fd, 0);		/* deleted: its last close waits */
 	od.fd = fd;
 	return 1;
 }

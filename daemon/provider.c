@@ -202,7 +202,7 @@ session_provider_add(struct session *s, const struct traced_msg_provider *m,
 
 	session_update_state(s);
 	if (session_ensure_dir(s) == 0)
-		session_meta_want(s);	/* on the intake thread */
+		session_meta_want(s);	/* on the files thread */
 	session_provider_ack(s, m->index, 0);
 	log_debug("session %u: provider %s, %u events", s->id, p->name,
 	    p->nevents);
