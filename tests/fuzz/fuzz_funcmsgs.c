@@ -152,6 +152,14 @@ intake_accepting(void)
 	return 1;
 }
 
+void
+intake_close(int fd, uid_t uid)
+{
+	(void)uid;
+	if (fd != -1)
+		close(fd);
+}
+
 /* ---- messages from the input ----------------------------------------- */
 
 struct in {
