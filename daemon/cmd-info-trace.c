@@ -24,6 +24,7 @@
 #include "outdir.h"
 #include "pipeline.h"
 #include "pool.h"
+#include "quota.h"
 #include "session.h"
 
 /* Sessions with at most this many threads list each in info trace. */
@@ -232,6 +233,24 @@ info_ended(struct reply *r)
 	}
 }
 
+/* A uid's bytes in the trace directory, against its quota (quota.c). */
+static void
+info_quota(void *arg, uid_t uid, uint64_t held, int over)
+{
+	struct reply *r = arg;
+
+	if (reply_json(r)) {
+		reply_item(r, json_pack("{s:s, s:I, s:I, s:I, s:b}", "type",
+		    "quota", "uid", (json_int_t)uid, "held", (json_int_t)held,
+		    "quota", (json_int_t)quota_limit(), "over", over));
+		return;
+	}
+	reply_line(r, "trace directory: uid %u holds %" PRIu64 " MiB of its "
+	    "%" PRIu64 " MiB quota%s", (unsigned)uid, held >> 20,
+	    quota_limit() >> 20, over ? " (over: its events are counted as "
+	    "lost, not written)" : "");
+}
+
 int
 cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 {
@@ -289,8 +308,11 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 			    ", making one" : "", (unsigned)geteuid(), ps.made,
 			    ps.huge_bytes >> 20, ps.small_bytes >> 20,
 			    ps.given);
+		quota_foreach(info_quota, r);
 		reply_line(r, "sessions: %u", nsessions);
 	}
+	if (reply_json(r))
+		quota_foreach(info_quota, r);
 	if (reply_json(r))
 		reply_item(r, json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, "
 		    "s:I, s:I, s:I}", "type", "ring_pool", "want",

@@ -74,6 +74,8 @@ static const struct config_key {
 	[CONFIG_LIMIT0 + LIMIT_INDEX_DAYS] = { "index-max-age", 1 },
 	[CONFIG_LIMIT0 + LIMIT_INDEX_SESSIONS] = { "index-max-sessions", 1 },
 	[CONFIG_LIMIT0 + LIMIT_STREAM_SIZE] = { "stream-max-size", 1 },
+	[CONFIG_LIMIT0 + LIMIT_TRACE_BYTES] =
+	    { "trace-dir-bytes-per-uid", 1 },
 };
 
 /*
@@ -109,6 +111,7 @@ static const struct limit_def {
 	[LIMIT_INDEX_DAYS]	= { 30, 1, 36500, LU_DAYS },
 	[LIMIT_INDEX_SESSIONS]	= { 100000, 100, 100000000, LU_COUNT },
 	[LIMIT_STREAM_SIZE]	= { 0, 0, 1ull << 50, LU_BYTES },
+	[LIMIT_TRACE_BYTES]	= { 0, 0, 1ull << 50, LU_BYTES },
 };
 
 /* A limit's setting name, for refusals that name it. */

@@ -33,6 +33,9 @@ enum {
 	LIMIT_INDEX_SESSIONS,	/* and at most this many */
 	LIMIT_STREAM_SIZE,	/* a stream file's size before the next
 				   one starts; 0: no limit */
+	LIMIT_TRACE_BYTES,	/* bytes its sessions keep in the trace
+				   directory; 0: a quarter of its file
+				   system (quota.c) */
 	LIMIT_N
 };
 

@@ -1327,6 +1327,40 @@ index_trace_dir_set(const char *path, const char *how)
 }
 
 /*
+ * The directory and uid of every ended session the index holds (runs
+ * before this one included), to cb(arg, uid, dir).  The number given,
+ * or -1.  Loop thread.
+ */
+long
+index_ended_dirs(void (*cb)(void *, uid_t, const char *), void *arg)
+{
+	sqlite3_stmt *st;
+	long n = 0;
+	int rc;
+
+	if (ix_db() == NULL || sqlite3_prepare_v2(ix.db, "SELECT uid, dir "
+	    "FROM sessions WHERE ended_ns IS NOT NULL AND dir IS NOT NULL",
+	    -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *dir = sqlite3_column_text(st, 1);
+
+		if (dir == NULL)
+			continue;
+		cb(arg, (uid_t)sqlite3_column_int64(st, 0),
+		    (const char *)dir);
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		log_warnx("index: listing session directories: %s",
+		    sqlite3_errmsg(ix.db));
+		n = -1;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/*
  * At exit, once every session has ended: commit, mark this run stopped,
  * close the database.  Loop thread.
  */

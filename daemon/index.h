@@ -121,6 +121,7 @@ int	index_put_event(uint32_t id, const struct index_event *e);
 int	index_sync(void);
 int	index_rules_save(const struct rule *rules, size_t n);
 int	index_trace_dir_set(const char *path, const char *how);
+long	index_ended_dirs(void (*cb)(void *, uid_t, const char *), void *arg);
 long	index_sessions_list(const struct index_query *q, index_session_cb cb,
 	    void *arg, int *more);
 int	index_session_get(uint32_t id, const struct index_visitor *v);

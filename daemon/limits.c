@@ -166,7 +166,8 @@ limits_init(void)
 		fd_limit = 1024;
 }
 
-static int
+/* Root and the daemon's own user: no per-uid limit applies. */
+int
 limits_privileged(uid_t uid)
 {
 	return uid == 0 || uid == geteuid();

@@ -16,6 +16,7 @@
 #include "config.h"
 
 void	limits_init(void);
+int	limits_privileged(uid_t uid);
 void	limits_grow_fd_table(void);
 void	limits_fds_closing(int delta);
 int	limits_take(uid_t uid, int l, uint64_t n, unsigned fds, char *why,

@@ -50,6 +50,7 @@
 #include "fsdir.h"
 #include "index.h"
 #include "intake.h"
+#include "quota.h"
 #include "limits.h"
 #include "log.h"
 #include "notify.h"
@@ -183,6 +184,7 @@ timer_cb(int fd, short what, void *arg)
 		sessions_check_dirs();
 		replies_check();	/* a flush may wait on a lost one */
 		log_rotate_check();
+		quota_tick();
 		last_check = now_ns(CLOCK_MONOTONIC);
 	}
 	sessions_meta_retry();
@@ -506,6 +508,7 @@ main(int argc, char *argv[])
 	event_free(ev_timer);
 	event_base_free(mn.base);
 	state_fini();
+	quota_fini();
 	outdir_fini();
 	settings_fini();
 	log_info("stopped");

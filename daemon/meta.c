@@ -47,6 +47,7 @@
 #include "func.h"
 #include "index.h"
 #include "intake.h"
+#include "quota.h"
 #include "limits.h"
 #include "log.h"
 #include "outdir.h"
@@ -539,6 +540,10 @@ session_drain_publish(struct session *s)
 			s->reopen_pending = 0;
 			reopened = 1;
 		}
+		/* Its uid is over its quota (quota.c): counted, not
+		 * written. */
+		if (quota_over(s->uid))
+			err = EDQUOT;
 	} else if (session_meta_given_up(s))
 		err = s->meta_errno != 0 ? s->meta_errno : EIO;
 	else
@@ -550,6 +555,13 @@ session_drain_publish(struct session *s)
 	__atomic_store_n(&s->feed.tab, s->feed.newest, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->feed.go, 1, __ATOMIC_RELEASE);
 	writeout_drain_all(0);
+}
+
+/* Its uid went over its quota, or under it again (quota.c). */
+void
+session_quota_changed(struct session *s)
+{
+	session_drain_publish(s);
 }
 
 /*
@@ -644,6 +656,7 @@ sessions_trace_dir_set(const char *path, const char *how, int *created,
 
 	if (outdir_set(path, how, created, err, errsize) == -1)
 		return -1;
+	quota_trace_dir_changed();
 	TAILQ_FOREACH(s, &sessions, entry)
 		if (!s->closing && s->dirfd != -1 &&
 		    session_rotate(s) == -1) {

@@ -297,6 +297,7 @@ int	sessions_trace_dir_set(const char *path, const char *how,
 int	session_metadata_sync(struct session *s);
 int	session_meta_ready(const struct session *s);
 void	session_meta_want(struct session *s);
+void	session_quota_changed(struct session *s);
 void	session_meta_retry(struct session *s);
 void	sessions_meta_retry(void);
 

@@ -44,6 +44,7 @@
 #include "dclock.h"
 #include "index.h"
 #include "intake.h"
+#include "quota.h"
 #include "limits.h"
 #include "log.h"
 #include "outdir.h"
@@ -815,6 +816,7 @@ sring_chunk_done(void *arg, const struct chunk *c)
 	(void)arg;
 	sring_grown(r, c->order);
 	r->bytes += c->bytes;
+	quota_written(s->uid, c->bytes);
 	if (c->lost_write > 0) {
 		/*
 		 * Said once when it starts; a disk that keeps filling
@@ -824,9 +826,11 @@ sring_chunk_done(void *arg, const struct chunk *c)
 		 */
 		now = now_ns(CLOCK_MONOTONIC);
 		if (r->write_errno == 0 && now >= r->write_warn_next) {
-			log_warnx("session %u (%s[%d]) thread %d: cannot "
-			    "write %s: %s; %llu events lost, writing resumes "
-			    "when it can", s->id, s->comm, (int)s->pid,
+			/* Per uid at most so often: a uid over its quota
+			 * (quota.c) has all its rings say so. */
+			limits_logx(s->uid, "session %u (%s[%d]) thread %d: "
+			    "cannot write %s: %s; %llu events lost, writing "
+			    "resumes when it can", s->id, s->comm, (int)s->pid,
 			    (int)r->tid, r->stream_path != NULL ?
 			    r->stream_path : "its stream",
 			    strerror(c->write_errno),

@@ -192,7 +192,8 @@ test_config_parse_every_key(void **state)
 	    "control-timeout = 5\n"
 	    "index-max-age = 7\n"
 	    "index-max-sessions = 500\n"
-	    "stream-max-size = 64M\n", &c, &set, err, sizeof(err)), 0);
+	    "stream-max-size = 64M\n"
+	    "trace-dir-bytes-per-uid = 20G\n", &c, &set, err, sizeof(err)), 0);
 	assert_int_equal(set, CONFIG_BIT(CONFIG_NKEYS) - 1);
 	assert_int_equal(c.direct_io, 0);
 	assert_int_equal(c.ring_pool, 2);
@@ -211,6 +212,7 @@ test_config_parse_every_key(void **state)
 	assert_int_equal(c.limit[LIMIT_INDEX_DAYS], 7);
 	assert_int_equal(c.limit[LIMIT_INDEX_SESSIONS], 500);
 	assert_int_equal(c.limit[LIMIT_STREAM_SIZE], 64u << 20);
+	assert_int_equal(c.limit[LIMIT_TRACE_BYTES], 20ull << 30);
 	assert_string_equal(c.runtime_dir, "/run/t");
 	assert_string_equal(c.trace_dir, "/data/traces#not a comment");
 	assert_string_equal(c.state_dir, "/var/lib/t");
