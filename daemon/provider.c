@@ -32,6 +32,7 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "dclock.h"
 #include "intake.h"
 #include "limits.h"
 #include "log.h"
@@ -229,8 +230,17 @@ struct parse_job {
 	size_t		 desc_len;
 	int		 state_fd;	/* dup'ed */
 	struct pdesc	*d;		/* result, not shared yet */
+	uint64_t	 queued;	/* ns, CLOCK_MONOTONIC */
 	char		 err[512];
 };
+
+/*
+ * A program waits this long for the answer to its provider (libtraced's
+ * TRACED_CONNECT_TIMEOUT_MS default), then goes on with its events off
+ * until the answer comes: what it emitted meanwhile is not recorded,
+ * and no one can count it.  An answer later than that is said.
+ */
+#define PROVIDER_ANSWER_NS	(200ull * 1000000u)
 
 static void
 parse_work(struct intake_job *j)
@@ -268,6 +278,16 @@ parse_done(struct intake_job *j)
 		session_provider_refuse(s, &pj->m, pj->name, pj->state_fd, err);
 	} else if (session_provider_add(s, &pj->m, d, pj->state_fd) == -1)
 		s->how = "disconnected";
+	else if (now_ns(CLOCK_MONOTONIC) - pj->queued > PROVIDER_ANSWER_NS)
+		limits_logx(s->uid, "session %u: %s[%d]: provider %s was "
+		    "answered %llu ms after it came, later than the %llu ms "
+		    "a program waits by default (then it goes on with its "
+		    "events off): events its rules enable that it emitted "
+		    "before the answer may not be in the trace, and cannot "
+		    "be counted", s->id, s->comm, (int)s->pid, pj->name,
+		    (unsigned long long)((now_ns(CLOCK_MONOTONIC) -
+		    pj->queued) / 1000000u),
+		    (unsigned long long)(PROVIDER_ANSWER_NS / 1000000u));
 	close(pj->state_fd);
 	session_job_done(s);		/* may free s */
 	free(pj);
@@ -389,6 +409,7 @@ provider_msg(struct session *s, const struct traced_msg_provider *m,
 	    (int)s->pid, name);
 	pj->desc = desc;
 	pj->desc_len = m->desc_size;
+	pj->queued = now_ns(CLOCK_MONOTONIC);
 	pj->j.work = parse_work;
 	pj->j.done = parse_done;
 	pj->j.uid = s->uid;
