@@ -295,11 +295,17 @@ session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 	}
 }
 
-/* Stop reading the client; drain what it left, then free the session. */
+/*
+ * Stop reading the client; drain what it left, then free the session.
+ * A reply that waits for the process (trace-func, tracer) no longer
+ * does: it is asked again now, not at its timeout (issue 29: a command
+ * just after a program exited waited for it).
+ */
 static void
 session_eof(struct session *s)
 {
 	struct sring *r;
+	int first = !s->closing;
 
 	if (s->fd != -1) {
 		event_free(s->ev);
@@ -317,9 +323,10 @@ session_eof(struct session *s)
 	if (s->dirfd != -1 && !session_meta_ready(s)) {
 		s->meta_waiting = 1;
 		session_meta_retry(s);	/* may free s */
-		return;
-	}
-	session_check_done(s);
+	} else
+		session_check_done(s);	/* may free s */
+	if (first)
+		client_changed();
 }
 
 static void
@@ -538,9 +545,9 @@ session_by_id(uint32_t id)
 }
 
 /*
- * A session was freed, or a process answered (func.c): whatever waits
- * on those (a control reply) may be done.  Whoever cares (main.c) says
- * so once, at start.  Rings drained, synced or ended come through the
+ * A session was freed or its process went, or a process answered
+ * (func.c): whatever waits on those (a control reply) may be done.
+ * Whoever cares (main.c) says so once, at start.  Rings drained, synced or ended come through the
  * pipeline's own callback (pipeline_owner.settled).
  */
 void
