@@ -104,10 +104,19 @@ static gid_t	 sock_group = (gid_t)-1; /* control.sock's, for messages */
 static void	ctl_warnx(const char *, ...)
     __attribute__((format(printf, 1, 2)));
 
+/*
+ * With --json, what tracectl said on stderr, kept for the document
+ * finish() prints when no other was (no daemon, a typo, a timeout):
+ * a script always gets one JSON document to parse.
+ */
+static int	 json_done;		/* a document went to stdout */
+static char	 json_said[2048];
+
 static void
 ctl_warnx(const char *fmt, ...)
 {
 	va_list	ap;
+	size_t	n;
 
 	fflush(stdout);
 	fputs("tracectl: ", stderr);
@@ -115,6 +124,16 @@ ctl_warnx(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	putc('\n', stderr);
+	if (!json_output)
+		return;
+	n = strlen(json_said);
+	if (n > 0 && n < sizeof(json_said) - 1)
+		json_said[n++] = '\n';
+	if (n < sizeof(json_said) - 1) {
+		va_start(ap, fmt);
+		vsnprintf(json_said + n, sizeof(json_said) - n, fmt, ap);
+		va_end(ap);
+	}
 }
 
 /*
@@ -133,6 +152,7 @@ json_usage(const char *msg)
 		puts(text);
 	free(text);
 	json_decref(o);
+	json_done = 1;
 }
 
 /*
@@ -262,6 +282,7 @@ help_local(int nargs, char **args)
 			print_command_json(&t[i]);
 		}
 		fputs("\n]}\n", stdout);
+		json_done = 1;
 	} else if (c != NULL) {
 		command_format_usage(c, usage, sizeof(usage));
 		printf("usage: tracectl %s\n%s\n", usage, c->help);
@@ -845,6 +866,7 @@ reply_print(const struct ctl_reply *r)
 			fwrite(r->items[i].text, 1, r->items[i].len, stdout);
 		}
 		fputs(r->nitems > 0 ? "\n]}\n" : "]}\n", stdout);
+		json_done = 1;
 	} else if (r->status == TRACED_CTL_OK) {
 		if (r->msglen > 0) {
 			print_text(stdout, r->message, r->msglen);
@@ -939,6 +961,28 @@ parse_timeout(const char *s)
 static int
 finish(int status)
 {
+	static const char *const names[] = {
+		[EXIT_FAILED] = "error",
+		[EXIT_USAGE] = "usage",
+		[EXIT_UNREACHABLE] = "unreachable",
+	};
+	json_t *o;
+	char *text;
+
+	if (json_output && !json_done && status > EXIT_DONE &&
+	    status <= EXIT_UNREACHABLE) {
+		char buf[sizeof(json_said) * 2];
+
+		o = json_pack("{s:b, s:s, s:s, s:[]}", "ok", 0, "status",
+		    names[status], "message", text_escape(buf, sizeof(buf),
+		    json_said), "items");
+		if (o != NULL && (text = json_dumps(o,
+		    JSON_PRESERVE_ORDER)) != NULL) {
+			puts(text);
+			free(text);
+		}
+		json_decref(o);
+	}
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		ctl_warnx("stdout: %s", strerror(errno));
 		if (status == EXIT_DONE)
@@ -978,7 +1022,7 @@ main(int argc, char *argv[])
 		case 'r':
 			if (optarg[0] == '\0') {
 				ctl_warnx("-r: empty directory");
-				return EXIT_USAGE;
+				return finish(EXIT_USAGE);
 			}
 			rdir = optarg;
 			break;
@@ -986,7 +1030,7 @@ main(int argc, char *argv[])
 			if (parse_timeout(optarg) == -1) {
 				ctl_warnx("-t: '%s' is not a number of seconds "
 				    "from 0 to %d", optarg, TIMEOUT_MAX);
-				return EXIT_USAGE;
+				return finish(EXIT_USAGE);
 			}
 			break;
 		case 'V':
@@ -997,11 +1041,11 @@ main(int argc, char *argv[])
 			ctl_warnx("option '%s' needs an argument",
 			    argv[optind - 1]);
 			print_usage(stderr);
-			return EXIT_USAGE;
+			return finish(EXIT_USAGE);
 		default:
 			ctl_warnx("unknown option '%s'", argv[optind - 1]);
 			print_usage(stderr);
-			return EXIT_USAGE;
+			return finish(EXIT_USAGE);
 		}
 	}
 	argc -= optind;
@@ -1009,18 +1053,21 @@ main(int argc, char *argv[])
 	if (argc == 0) {
 		print_usage(stderr);
 		fputs("Try 'tracectl help' for the commands.\n", stderr);
-		return EXIT_USAGE;
+		return finish(EXIT_USAGE);
 	}
 
 	memset(&cmd, 0, sizeof(cmd));
 	if ((cmd.def = command_lookup(argc, argv, &consumed, err,
 	    sizeof(err))) == NULL) {
 		ctl_warnx("%s", err);
-		return EXIT_USAGE;
+		return finish(EXIT_USAGE);
 	}
 	/* print, stats and export read traces here and never go on the
 	 * wire, whose word limit is the table's args_max: they take any
 	 * number of directories. */
+	if (cmd.def->id == CMD_ID_PRINT || cmd.def->id == CMD_ID_STATS ||
+	    cmd.def->id == CMD_ID_EXPORT)
+		json_done = 1;		/* their own output, --json or not */
 	if (cmd.def->id == CMD_ID_PRINT)
 		return finish(print_main(argc - consumed, argv + consumed,
 		    json_output));
@@ -1035,7 +1082,7 @@ main(int argc, char *argv[])
 		ctl_warnx("%s", err);
 		if (json_output)
 			json_usage(err);
-		return EXIT_USAGE;
+		return finish(EXIT_USAGE);
 	}
 	cmd.argc = argc;
 	cmd.argv = argv;
@@ -1044,7 +1091,7 @@ main(int argc, char *argv[])
 	if (cmd.def->id == CMD_ID_HELP)
 		return finish(help_local(cmd.nargs, cmd.args));
 	if (cmd_fix_paths(&cmd) == -1)
-		return EXIT_FAILED;
+		return finish(EXIT_FAILED);
 	ret = ctl_run(rdir, &cmd);
 	free(cmd.path);
 	return finish(ret);

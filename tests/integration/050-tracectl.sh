@@ -41,7 +41,16 @@ ctl --json info trace | grep -q "\"type\":\"session\",\"session\":[0-9]*,\"pid\"
 	fail "--json info trace has no session for emit"
 expect_status 2 ctl --json trace-event 'x' maybe
 grep -q '"ok": false, "status": "usage"' "$T/out" || fail "json usage: $(cat "$T/out")"
-ok "--json for every command"
+# Errors found before or instead of the daemon's answer are one JSON
+# document too (issue 29): what tracectl said on stderr is its message.
+jdoc() { jq -e -c "$1" "$T/out" >/dev/null 2>&1 || fail "--json $2: not one document with $1: $(cat "$T/out")"; }
+expect_status 2 ctl --json nosuch
+jdoc '.ok == false and .status == "usage" and (.message | test("unknown command .nosuch.")) and .items == []' "nosuch"
+expect_status 2 ctl --json -t abc info trace
+jdoc '.ok == false and .status == "usage" and (.message | test("abc"))' "-t abc"
+expect_status 3 env TRACED_RUNTIME_DIR="$T/nowhere" "$BIN/tracectl" --json info trace
+jdoc '.ok == false and .status == "unreachable" and (.message | test("no daemon"))' "with no daemon"
+ok "--json for every command, and for errors before the daemon answers"
 
 # trace-file off: every event off in the running program, rules kept.
 ctl trace-file off >/dev/null
