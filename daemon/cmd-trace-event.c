@@ -27,6 +27,7 @@
 #include "rule.h"
 #include "session.h"
 #include "state.h"
+#include "text.h"
 
 /* Counts of rule_reach(), one number per count. */
 static uint64_t reach_gen;
@@ -77,6 +78,57 @@ rule_reach(const char *pattern, unsigned *events, unsigned *procs)
 		if (*events != before)
 			(*procs)++;
 	}
+}
+
+/*
+ * " (did you mean 'NAME'?)" for the running processes' event closest
+ * to a pattern that matched none (a typo, most likely), or "".  Only
+ * a pattern without wildcards is looked at; with a provider
+ * ("prov:name") it is compared with "prov:event".  Each description's
+ * events once per call: bounded by what the daemon holds.
+ */
+static void
+rule_suggest(const char *pattern, char *buf, size_t size)
+{
+	char best_name[TEXT_DISTANCE_MAX + 1], full[TEXT_DISTANCE_MAX + 1];
+	size_t n = strlen(pattern), best = 99, dist, max;
+	int qualified = strchr(pattern, ':') != NULL;
+	struct session *s;
+	const char *name;
+	uint32_t i;
+	size_t k;
+
+	buf[0] = '\0';
+	if (strpbrk(pattern, "*?[") != NULL || n > TEXT_DISTANCE_MAX)
+		return;
+	max = n < 6 ? 1 : n < 12 ? 2 : 3;
+	reach_gen++;
+	TAILQ_FOREACH(s, &sessions, entry)
+		for (i = 0; i < s->nprovs; i++) {
+			struct pdesc *d = s->provs[i]->d;
+
+			if (d->reach_gen == reach_gen)
+				continue;	/* seen */
+			d->reach_gen = reach_gen;
+			for (k = 0; k < d->tf.nevents; k++) {
+				name = d->tf.events[k].name;
+				if (qualified) {
+					if (snprintf(full, sizeof(full),
+					    "%s:%s", d->name, name) >=
+					    (int)sizeof(full))
+						continue;
+					name = full;
+				}
+				dist = text_distance(pattern, n, name, max);
+				if (dist < best) {
+					best = dist;
+					snprintf(best_name, sizeof(best_name),
+					    "%s", name);
+				}
+			}
+		}
+	if (best <= max)
+		snprintf(buf, size, " (did you mean '%s'?)", best_name);
 }
 
 /*
@@ -169,6 +221,22 @@ cmd_trace_event_exec(struct reply *r, int argc, char **argv)
 	if (reply_failed(r))
 		return TRACED_CTL_ERROR;
 	rule_reach(argv[0], &events, &procs);
+	if (events == 0) {
+		const struct session *s;
+		unsigned nprocs = 0;
+
+		TAILQ_FOREACH(s, &sessions, entry)
+			if (s->nprovs > 0)
+				nprocs++;
+		rule_suggest(argv[0], keptmsg, sizeof(keptmsg));
+		reply_message(r, "'%s' %s: no event of the %u running "
+		    "process%s with events matches it%s; it applies to every "
+		    "process that starts later%s", argv[0], on ? "on" : "off",
+		    nprocs, nprocs == 1 ? "" : "es", keptmsg,
+		    outdir_paused() && on ? " (trace-file is off: nothing is "
+		    "recorded until 'trace-file on')" : "");
+		return TRACED_CTL_OK;
+	}
 	if ((kept = rule_kept(argv[0])) > 0)
 		snprintf(keptmsg, sizeof(keptmsg), " (%u of them stay as "
 		    "their process's own rules say: see 'info trace-events')",

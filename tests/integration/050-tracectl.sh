@@ -52,6 +52,18 @@ expect_status 3 env TRACED_RUNTIME_DIR="$T/nowhere" "$BIN/tracectl" --json info 
 jdoc '.ok == false and .status == "unreachable" and (.message | test("no daemon"))' "with no daemon"
 ok "--json for every command, and for errors before the daemon answers"
 
+# A rule that matches no running process's event says so, with the
+# closest event name (issue 29): a typo is seen at once.
+out=$(ctl trace-event test_tik on) || fail "trace-event test_tik on: $out"
+echo "$out" | grep -q "no event of the [0-9]* running process.* matches it (did you mean 'test_tick'?)" ||
+	fail "a rule that matches nothing: $out"
+out=$(ctl trace-event 'helpers:test_tik' on) || fail "trace-event helpers:test_tik on: $out"
+echo "$out" | grep -q "(did you mean 'helpers:test_tick'?)" ||
+	fail "a provider's rule that matches nothing: $out"
+ctl trace-event test_tik delete >/dev/null && ctl trace-event 'helpers:test_tik' delete >/dev/null ||
+	fail "deleting the rules that matched nothing"
+ok "a rule that matches no event says so, and what was meant"
+
 # trace-file off: every event off in the running program, rules kept.
 ctl trace-file off >/dev/null
 ctl info trace-events test_tick | grep -q "test_tick *on" || fail "rule lost on off"
