@@ -397,10 +397,10 @@ session_make_dir(struct session *s)
 }
 
 /*
- * The session's first provider, ring or MODULE (func.c) makes its
- * directory: a process that connects and leaves without describing
- * anything leaves nothing behind, no directory, no index row, no log
- * line but a debug one.
+ * The session's first ring (its first enabled event) or MODULE
+ * (func.c) makes its directory: a process that records nothing leaves
+ * nothing behind, no directory, no index row, no log line but a debug
+ * one.
  */
 int
 session_ensure_dir(struct session *s)

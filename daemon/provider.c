@@ -202,8 +202,14 @@ session_provider_add(struct session *s, const struct traced_msg_provider *m,
 	s->next_id = m->id_base + m->nevents;
 
 	session_update_state(s);
-	if (session_ensure_dir(s) == 0)
-		session_meta_want(s);	/* on the files thread */
+	/*
+	 * The directory comes with the first ring (the thread's first
+	 * enabled event): a run that recorded nothing leaves nothing
+	 * (issue 29).  Once there, the new provider is appended to its
+	 * metadata, on the files thread.
+	 */
+	if (s->dirfd != -1)
+		session_meta_want(s);
 	session_provider_ack(s, m->index, 0);
 	log_debug("session %u: provider %s, %u events", s->id, p->name,
 	    p->nevents);
