@@ -9,8 +9,10 @@
 #   to the disk) in the trace directory; the rest of its events are
 #   counted as lost to its session, and the log names the setting;
 # - root's program beside it loses nothing (root has no quota);
-# - after a restart, the traces of the earlier run still count: the
-#   user's next program is over at once, its events counted lost;
+# - after a restart (with half the quota: what the flood kept is at
+#   its quota, give or take what was on its way), the traces of the
+#   earlier run still count: the user's next program is over at once,
+#   its events counted lost;
 # - once root deletes that user's traces, the next scan (10 s) finds
 #   it under its quota, and its next program is traced whole.
 . "$(dirname "$0")/lib.sh"
@@ -71,6 +73,7 @@ echo "the flood: $fe events emitted, $fmb MiB kept (quota $QUOTA_MB MiB), $lost 
 
 # 2. A restart: the earlier run's traces count.
 stop_daemon
+QUOTA_MB=$((QUOTA_MB / 2))
 start_daemon --set trace-dir-bytes-per-uid=${QUOTA_MB}M
 wait_for 15 sh -c "grep -c 'uid $HUID: .*over its quota' '$T/traced.log' | grep -qx 2" ||
 	hfail "$WHAT: after a restart, the first scan did not find the user over its quota: $(grep "uid $HUID" "$T/traced.log" | tail -n 2)"
