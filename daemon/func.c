@@ -497,6 +497,8 @@ funcs_done(struct intake_job *j)
 
 	munmap(fj->desc, fj->f.desc_size);
 	s->intake_out--;
+	if (s->fn != NULL)
+		s->fn->funcs_done++;	/* told with the next FUNC_APPLY */
 	md = s->fn != NULL ? func_module(s->fn, fj->f.module) : NULL;
 	if (s->fd == -1 || md == NULL) {
 		/* Gone meanwhile (or the daemon stops). */
@@ -539,6 +541,19 @@ funcs_done(struct intake_job *j)
 	session_job_done(s);		/* may free s */
 }
 
+/*
+ * A FUNCS refused for a limit: done with all the same, and a FUNC_APPLY
+ * says so (its 'funcs'), or a process waiting before main() for every
+ * object it has would wait until its timeout.  0.
+ */
+static int
+func_funcs_refused(struct session *s)
+{
+	s->fn->funcs_done++;
+	(void)func_send_apply(s, 1);
+	return 0;
+}
+
 static int
 func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
     int sfd)
@@ -550,10 +565,11 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 	char err[256];
 	void *desc;
 
-	/* An object not kept (modules-per-uid): its functions neither. */
+	/* An object not kept (modules-per-uid): its functions neither.
+	 * The process hears it is done with (func_funcs_refused()). */
 	if (fn != NULL && fn->mods_refused > 0 && f->module < fn->next_mod &&
 	    func_module(fn, f->module) == NULL)
-		return 0;
+		return func_funcs_refused(s);
 	if (fn == NULL || (md = func_module(fn, f->module)) == NULL ||
 	    !(md->flags & TRACED_MODULE_FUNCS) || md->has_funcs) {
 		limits_logx(s->uid, "session %u: functions for module %u, "
@@ -575,7 +591,7 @@ func_funcs_msg(struct session *s, const struct traced_msg_funcs *f, int dfd,
 	    sizeof(err)) == -1) {
 		limits_logx(s->uid, "session %u: %s: its functions are not "
 		    "traced: %s", s->id, md->path, err);
-		return 0;
+		return func_funcs_refused(s);
 	}
 	desc = mmap(NULL, f->desc_size, PROT_READ, MAP_SHARED, dfd, 0);
 	fj = calloc(1, sizeof(*fj));
@@ -715,6 +731,7 @@ func_send_apply(struct session *s, int changed)
 	a.gen = ++fn->gen;
 	a.tracer_set = set;
 	a.tracer_on = on;
+	a.funcs = fn->funcs_done;
 	fn->sent_set = set;
 	fn->sent_on = on;
 	session_send(s, &a, sizeof(a));

@@ -55,6 +55,7 @@ struct sfunc {
 	uint32_t	 mods_refused;	/* MODULEs not kept: modules-per-uid */
 	struct stracer	 tracers[TRACED_TRACERS_MAX];
 	uint32_t	 gen;		/* last FUNC_APPLY sent */
+	uint32_t	 funcs_done;	/* FUNCS carried out or refused */
 	uint32_t	 acked;		/* last one the process carried out */
 	uint32_t	 sent_set, sent_on; /* tracer rules it was sent */
 	int		 stats_seen;	/* a FUNC_STATS came */

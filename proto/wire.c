@@ -101,7 +101,7 @@ wire_pad_zero(const struct wire_msg *m)
 	case TRACED_MSG_MODULE:
 		return m->u.module->pad == 0;
 	case TRACED_MSG_FUNC_APPLY:
-		return m->u.func_apply->pad == 0;
+		return 1;
 	case TRACED_MSG_CTL_REQUEST:
 		return m->u.ctl_request->pad == 0;
 	case TRACED_MSG_SPARE_ASK:

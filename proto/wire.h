@@ -321,7 +321,11 @@ struct traced_msg_func_apply {
 	uint32_t	gen;		/* increases with each FUNC_APPLY */
 	uint32_t	tracer_set;
 	uint32_t	tracer_on;
-	uint32_t	pad;		/* zero: refused otherwise */
+	uint32_t	funcs;		/* the connection's FUNCS messages the
+					   daemon has carried out (or
+					   refused): a process waits before
+					   main() until every object it had
+					   then is covered */
 };
 
 /*

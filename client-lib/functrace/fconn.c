@@ -74,9 +74,22 @@ ft_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The objects with functions (one FUNCS each).  ft.lock held. */
+static uint32_t
+ft_funcs_modules_locked(void)
+{
+	const struct ft_module *m;
+	uint32_t n = 0;
+
+	for (m = ft.modules; m != NULL; m = m->next)
+		if (m->state != NULL && !m->gone)
+			n++;
+	return n;
+}
+
 /*
  * Before main(): find the instrumented objects; with some, register the
- * built-in provider and wait for the daemon's first word on them.
+ * built-in provider and wait for the daemon's word on all of them.
  */
 static void ft_ctor(void) __attribute__((constructor));
 
@@ -85,6 +98,7 @@ ft_ctor(void)
 {
 	struct timespec deadline;
 	const char *env;
+	uint32_t want;
 	int have;
 
 	/*
@@ -122,12 +136,24 @@ ft_ctor(void)
 		deadline.tv_sec++;
 		deadline.tv_nsec -= 1000000000;
 	}
+	/*
+	 * Until the daemon carried out the functions of every object
+	 * loaded now: the executable and each library alike.  A FUNC_APPLY
+	 * comes after each object's table is parsed; waiting for the
+	 * first one only let main() start before a big library was
+	 * patched (issue 29).
+	 */
 	pthread_mutex_lock(&ft.lock);
-	while (ft.gen_applied == 0 &&
+	want = ft_funcs_modules_locked();
+	while ((ft.gen_applied == 0 || ft.funcs_applied < want) &&
 	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
 		if (pthread_cond_timedwait(&ft.cond, &ft.lock, &deadline) ==
-		    ETIMEDOUT)
+		    ETIMEDOUT) {
+			DEBUG("function tracing: %u of %u objects' functions "
+			    "carried out in %d ms, going on", ft.funcs_applied,
+			    want, lib.connect_timeout_ms);
 			break;
+		}
 	pthread_mutex_unlock(&ft.lock);
 }
 
@@ -293,6 +319,8 @@ ft_conn_down_locked(void)
 	for (i = 0; i < TRACED_TRACERS_MAX; i++)
 		ft.tracers[i].sent = 0;
 	ft.stats_due = 1;
+	/* A new connection is a new session: its daemon counts anew. */
+	ft.apply_funcs = ft.funcs_applied = 0;
 	pthread_mutex_unlock(&ft.lock);
 }
 
@@ -307,6 +335,7 @@ ft_apply_msg(const struct traced_msg_func_apply *m)
 	ft.apply_gen = m->gen;
 	ft.apply_set = m->tracer_set;
 	ft.apply_on = m->tracer_on;
+	ft.apply_funcs = m->funcs;
 	pthread_mutex_unlock(&ft.lock);
 }
 
@@ -355,6 +384,7 @@ ft_service(void)
 	}
 	if (ft.apply_gen != ft.gen_applied && !ft.apply_due) {
 		ft.gen_applied = ft.apply_gen;
+		ft.funcs_applied = ft.apply_funcs;
 		ft.stats_due = 1;
 		pthread_cond_broadcast(&ft.cond);
 	}
@@ -403,6 +433,7 @@ ft_atfork_child(void)
 	ft.gen_applied = 0;
 	ft.apply_gen = 0;
 	ft.apply_due = 0;
+	ft.apply_funcs = ft.funcs_applied = 0;
 	ft.stats_due = 1;
 }
 

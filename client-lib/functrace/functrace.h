@@ -167,6 +167,8 @@ struct ft_state {
 	uint32_t	 gen_applied;	/* last FUNC_APPLY carried out */
 	uint32_t	 apply_gen;	/* the last FUNC_APPLY received */
 	uint32_t	 apply_set, apply_on;
+	uint32_t	 apply_funcs;	/* its 'funcs' (wire.h) */
+	uint32_t	 funcs_applied;	/* 'funcs' of gen_applied's */
 	int		 apply_due;	/* ... not carried out yet */
 	int		 sync_due;	/* the tracers on changed: patch */
 	int		 stats_due;	/* send FUNC_STATS */

@@ -164,7 +164,15 @@ ft_park(int sig, siginfo_t *si, void *ucv)
 	__atomic_store_n(&stw.parked[i], gen, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&stw.nparked, 1, __ATOMIC_ACQ_REL);
 	(void)ft_futex(&stw.nparked, FUTEX_WAKE_PRIVATE, 1, NULL);
-	while ((rel = __atomic_load_n(&stw.release, __ATOMIC_ACQUIRE)) != gen)
+	/*
+	 * Until this request is released, or a later one: a handler late
+	 * for its request (the patcher gave up waiting, released it and
+	 * went on to the next) must not wait for a release that passed.
+	 * Requests are numbered upwards: the difference says which came
+	 * first, across the wrap too.
+	 */
+	while ((int32_t)((rel = __atomic_load_n(&stw.release,
+	    __ATOMIC_ACQUIRE)) - gen) < 0)
 		(void)ft_futex(&stw.release, FUTEX_WAIT_PRIVATE, rel, NULL);
 	/* Code may have changed under us: serialize before going on. */
 	{
