@@ -111,6 +111,9 @@ struct lib {
 	int		 wake_fd;	/* eventfd, never closed */
 	int		 pager_fd;	/* eventfd: wakes the pager (pager.c) */
 	int		 pager_started;
+	pid_t		 pager_tid;	/* atomic: the pager's, or 0 (it
+					   runs no instrumented code: a
+					   patch need not stop it) */
 	pthread_t	 thread;
 	int		 thread_started;
 	int		 sock;		/* conn thread only; -1 when down */

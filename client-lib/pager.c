@@ -62,6 +62,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -314,6 +315,8 @@ pager_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	(void)prctl(PR_SET_NAME, "traced-pager", 0, 0, 0);
+	__atomic_store_n(&lib.pager_tid, (pid_t)syscall(SYS_gettid),
+	    __ATOMIC_RELEASE);
 	pfd.fd = lib.pager_fd;
 	pfd.events = POLLIN;
 	for (;;) {
@@ -392,4 +395,5 @@ pager_atfork_child(void)
 		close(lib.pager_fd);
 	lib.pager_fd = -1;
 	lib.pager_started = 0;
+	lib.pager_tid = 0;
 }

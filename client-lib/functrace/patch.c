@@ -89,6 +89,7 @@ static struct {
 	uint32_t	 gen;		/* this request (in si_value) */
 	uint32_t	 release;	/* == gen: stopped threads go on */
 	uint32_t	 nparked;
+	uint32_t	 nleft;		/* parked threads out of the handler */
 	int		 ntids;
 	pid_t		 tids[FT_STW_MAX];
 	uint32_t	 parked[FT_STW_MAX];	/* gen it parked for */
@@ -115,6 +116,9 @@ struct ft_batch {
 	struct ft_op	*op;
 	size_t		 n;
 	int		 convert;	/* some op converts */
+	int		 plain;		/* some site crosses 16 bytes: no
+					   atomic write; every thread is
+					   stopped for it, as to convert */
 	uintptr_t	*vma;		/* convert: pairs lo, hi */
 	size_t		 nvma;
 	char		 why[256];
@@ -174,6 +178,8 @@ ft_park(int sig, siginfo_t *si, void *ucv)
 	while ((int32_t)((rel = __atomic_load_n(&stw.release,
 	    __ATOMIC_ACQUIRE)) - gen) < 0)
 		(void)ft_futex(&stw.release, FUTEX_WAIT_PRIVATE, rel, NULL);
+	__atomic_add_fetch(&stw.nleft, 1, __ATOMIC_ACQ_REL);
+	(void)ft_futex(&stw.nleft, FUTEX_WAKE_PRIVATE, 1, NULL);
 	/* Code may have changed under us: serialize before going on. */
 	{
 		unsigned a = 0, b, c = 0, d;
@@ -371,12 +377,29 @@ ft_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Let every parked thread go. */
+/*
+ * Let every parked thread go, and see them out of the handler (up to
+ * FT_LEAVE_WAIT_MS): one still in it has our signal blocked, and the
+ * next request would find it asleep and refuse what needs it stopped.
+ */
+#define FT_LEAVE_WAIT_MS	100
+
 static void
 ft_release(void)
 {
+	uint32_t parked, left;
+	uint64_t deadline;
+
 	__atomic_store_n(&stw.release, stw.gen, __ATOMIC_RELEASE);
 	(void)ft_futex(&stw.release, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
+	parked = __atomic_load_n(&stw.nparked, __ATOMIC_ACQUIRE);
+	deadline = ft_now_ms() + FT_LEAVE_WAIT_MS;
+	while ((left = __atomic_load_n(&stw.nleft, __ATOMIC_ACQUIRE)) <
+	    parked && ft_now_ms() < deadline) {
+		struct timespec ts = { 0, 1000000 };
+
+		(void)ft_futex(&stw.nleft, FUTEX_WAIT_PRIVATE, left, &ts);
+	}
 }
 
 /*
@@ -397,6 +420,7 @@ ft_stop(int all, char *why, size_t len)
 	gen = stw.gen + 1 ? stw.gen + 1 : 1;
 	__atomic_store_n(&stw.ntids, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&stw.nparked, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&stw.nleft, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&stw.gen, gen, __ATOMIC_RELEASE);
 	for (round = 0; round < 8; round++) {
 		if ((n = ft_tasks(tids, FT_STW_MAX)) < 0) {
@@ -406,7 +430,12 @@ ft_stop(int all, char *why, size_t len)
 		}
 		found_new = 0;
 		for (j = 0; j < n; j++) {
-			if (tids[j] == self)
+			/* The pager runs only libtraced's own code, never
+			 * a site: with its signals blocked it would count
+			 * as asleep, and refuse every site a plain write
+			 * must convert. */
+			if (tids[j] == self || tids[j] ==
+			    __atomic_load_n(&lib.pager_tid, __ATOMIC_ACQUIRE))
 				continue;
 			for (i = 0; i < stw.ntids; i++)
 				if (stw.tids[i] == tids[j])
@@ -865,7 +894,7 @@ ft_patch_cb(struct dl_phdr_info *info, size_t size, void *arg)
 				    b->op[i].m->funcs[b->op[i].k].site;
 		qsort(conv, nconv, sizeof(*conv), ft_uintptr_cmp);
 	}
-	if (ft_stop(b->convert, b->why, sizeof(b->why)) == -1) {
+	if (ft_stop(b->convert || b->plain, b->why, sizeof(b->why)) == -1) {
 		free(conv);
 		return 1;
 	}
@@ -1004,6 +1033,8 @@ ft_batch_make(struct ft_batch *b)
 			o->convert = !f->converted;
 			if (o->convert)
 				b->convert = 1;
+			if ((f->site & 15) > 16 - FT_SITE_LEN)
+				b->plain = 1;
 			if (want) {
 				int32_t rel = (int32_t)((intptr_t)m->tramp -
 				    (intptr_t)(f->site + FT_SITE_LEN));
