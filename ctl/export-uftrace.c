@@ -9,6 +9,14 @@
  * files; every other event becomes a uftrace event; every loss a LOST
  * record.  The writing is uftrace.c's; this file feeds it the reader's
  * items.
+ *
+ * Times are on the session's own clock, not since the Epoch: uftrace
+ * records CLOCK_MONOTONIC, and its readers (dump --chrome turns them
+ * into microseconds in a JavaScript double) lose the nanoseconds of a
+ * time since 1970, so that viewers nested every call inside the one
+ * before (issue 29).  The CTF clock's offset (offset_s + offset) is
+ * what separates the two: with the monotonic clock, what is left is
+ * CLOCK_MONOTONIC; with the TSC, the TSC's time, as monotonic.
  */
 #include <string.h>
 
@@ -62,6 +70,19 @@ uft_field(const struct tracedir_event *ev, const char *name, uint64_t *v)
 	return -1;
 }
 
+/* The ns of its clock's offset, for a session's times (see above). */
+static int64_t
+uft_offset_ns(const struct reader_session *s)
+{
+	const struct tracedir_meta *m = s->meta;
+
+	if (m == NULL || m->clock_freq == 0)
+		return 0;
+	return m->clock_offset_s * 1000000000 +
+	    (int64_t)(m->clock_offset / m->clock_freq * 1000000000 +
+	    m->clock_offset % m->clock_freq * 1000000000 / m->clock_freq);
+}
+
 static int
 uft_item(struct export *x, const struct reader_item *it)
 {
@@ -69,10 +90,11 @@ uft_item(struct export *x, const struct reader_item *it)
 	const char *name;
 	uint64_t addr, depth;
 	size_t thr = it->thread->index;
+	int64_t ns = it->ns - uft_offset_ns(it->thread->sess);
 	int exit_;
 
 	if (it->kind == READER_LOST)
-		return it->lost > 0 ? uftrace_lost(st->w, thr, it->ns,
+		return it->lost > 0 ? uftrace_lost(st->w, thr, ns,
 		    it->lost) : 0;
 	name = it->ev->cls->name;
 	exit_ = strcmp(name, "traced:func_exit") == 0;
@@ -80,10 +102,10 @@ uft_item(struct export *x, const struct reader_item *it)
 		if (uft_field(it->ev, "addr", &addr) == -1 ||
 		    uft_field(it->ev, "depth", &depth) == -1)
 			return 0;	/* not ours: a provider's of that name */
-		return exit_ ? uftrace_exit(st->w, thr, it->ns, addr, depth) :
-		    uftrace_entry(st->w, thr, it->ns, addr, depth);
+		return exit_ ? uftrace_exit(st->w, thr, ns, addr, depth) :
+		    uftrace_entry(st->w, thr, ns, addr, depth);
 	}
-	return uftrace_event(st->w, thr, it->ns, name);
+	return uftrace_event(st->w, thr, ns, name);
 }
 
 static int
