@@ -103,16 +103,20 @@ _tracectl()
 			COMPREPLY=($(compgen -d -- "$cur")) ;;
 		esac ;;
 	trace-event|trace-func)
-		# PATTERN is free text; then on or off.
-		if [ "$n" -eq 1 ]; then
-			COMPREPLY=($(compgen -W "on off" -- "$cur"))
+		# PATTERN is free text (or list, reset); then on, off or
+		# delete.
+		if [ "$n" -eq 0 ]; then
+			COMPREPLY=($(compgen -W "list reset" -- "$cur"))
+		elif [ "$n" -eq 1 ]; then
+			COMPREPLY=($(compgen -W "on off delete" -- "$cur"))
 		fi ;;
 	tracer)
-		# NAME: the built-in tracers, or free text; then on or off.
+		# NAME: the built-in tracers, or free text (or list, reset);
+		# then on, off or delete.
 		if [ "$n" -eq 0 ]; then
-			COMPREPLY=($(compgen -W "graph latency" -- "$cur"))
+			COMPREPLY=($(compgen -W "graph latency list reset" -- "$cur"))
 		elif [ "$n" -eq 1 ]; then
-			COMPREPLY=($(compgen -W "on off" -- "$cur"))
+			COMPREPLY=($(compgen -W "on off delete" -- "$cur"))
 		fi ;;
 	trace-file)
 		if [ "$n" -eq 0 ]; then

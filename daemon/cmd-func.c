@@ -38,10 +38,14 @@
 
 #define FUNC_WAIT_MS	2000
 
+enum { FUNC_OP_SET, FUNC_OP_DELETE, FUNC_OP_RESET };
+
 /* A rule change waiting for the processes it went to. */
 struct func_wait {
 	int		 kind;		/* FUNC_RULE_* */
 	int		 on;
+	int		 op;		/* FUNC_OP_* */
+	int		 removed;	/* reset: how many rules */
 	char		 pattern[COMMAND_PATTERN_MAX + 1];
 	unsigned	 nmatch;	/* functions (or tracers) matching */
 	unsigned	 nprocs;	/* processes having some */
@@ -86,7 +90,19 @@ func_wait_cb(struct reply *r, void *arg, int timed_out)
 	else if (outdir_paused() && w->on)
 		snprintf(extra, sizeof(extra), " (trace-file is off: nothing "
 		    "is traced until 'trace-file on')");
-	if (w->kind == FUNC_RULE_TRACER)
+	if (w->op == FUNC_OP_RESET)
+		reply_message(r, "%d %s rule%s removed: %s%s", w->removed,
+		    w->kind == FUNC_RULE_TRACER ? "tracer" : "trace-func",
+		    w->removed == 1 ? "" : "s", w->kind == FUNC_RULE_TRACER ?
+		    "each tracer is on or off as its process says" :
+		    "no function is traced", extra);
+	else if (w->op == FUNC_OP_DELETE)
+		reply_message(r, "rule '%s' removed: the %u matching %s%s in "
+		    "%u running process%s follow the other rules again%s",
+		    w->pattern, w->nmatch, w->kind == FUNC_RULE_TRACER ?
+		    "tracer" : "function", w->nmatch == 1 ? "" : "s",
+		    w->nprocs, w->nprocs == 1 ? "" : "es", extra);
+	else if (w->kind == FUNC_RULE_TRACER)
 		reply_message(r, "tracer '%s' %s: in %u running process%s and "
 		    "in every process that starts later%s", w->pattern,
 		    w->on ? "on" : "off", w->nprocs, w->nprocs == 1 ? "" : "es",
@@ -108,23 +124,67 @@ func_wait_cb(struct reply *r, void *arg, int timed_out)
 	return 1;
 }
 
-/* Add a rule; answer once the processes carried it out. */
-static int
-func_rule_cmd(struct reply *r, int kind, char **argv)
+/* The rules of a kind, as 'trace-func list' and 'info trace-rules'
+ * show them. */
+void
+cmd_func_rules_list(struct reply *r, int kind)
 {
+	const struct rule *rules;
+	size_t i, n;
+
+	rules = func_rules(kind, &n);
+	for (i = 0; i < n; i++)
+		if (reply_json(r))
+			reply_item(r, json_pack("{s:s, s:I, s:o, s:s}", "kind",
+			    kind == FUNC_RULE_TRACER ? "tracer" : "function",
+			    "order", (json_int_t)i + 1, "pattern",
+			    jstr(rules[i].pattern), "state", rules[i].on ?
+			    "on" : "off"));
+		else
+			reply_line(r, "%3zu  %-3s  %s%s", i + 1, rules[i].on ?
+			    "on" : "off", kind == FUNC_RULE_TRACER ?
+			    "tracer " : "", rules[i].pattern);
+}
+
+/*
+ * trace-func or tracer: add a rule (on, off), delete one, list or
+ * reset them; answer once the processes carried the change out.
+ */
+static int
+func_rule_cmd(struct reply *r, int kind, int argc, char **argv)
+{
+	const char *what = kind == FUNC_RULE_FUNC ? "trace-func" : "tracer";
 	struct func_wait *w;
 	struct session *s;
 	char err[256];
-	int on = command_parse_onoff(argv[1]);
-	size_t n = 0;
+	int on = 0, op = FUNC_OP_SET, rc = 0;
+	size_t n = 0, nr;
 
-	if (command_pattern_valid(argv[0], err, sizeof(err)) == -1) {
-		reply_error(r, "%s", err);
-		return TRACED_CTL_USAGE;
+	if (argc == 1 && strcmp(argv[0], "list") == 0) {
+		cmd_func_rules_list(r, kind);
+		(void)func_rules(kind, &nr);
+		if (nr == 0)
+			reply_message(r, "no %s rule", what);
+		else
+			reply_message(r, "the last rule that matches decides; "
+			    "'%s PATTERN delete' removes one, '%s reset' all",
+			    what, what);
+		return TRACED_CTL_OK;
 	}
-	if (on == -1) {
-		reply_error(r, "expected 'on' or 'off', not '%s'", argv[1]);
-		return TRACED_CTL_USAGE;
+	if (argc == 1)
+		op = FUNC_OP_RESET;
+	else {
+		if (command_pattern_valid(argv[0], err, sizeof(err)) == -1) {
+			reply_error(r, "%s", err);
+			return TRACED_CTL_USAGE;
+		}
+		if (strcmp(argv[1], "delete") == 0)
+			op = FUNC_OP_DELETE;
+		else if ((on = command_parse_onoff(argv[1])) == -1) {
+			reply_error(r, "expected 'on', 'off' or 'delete', not "
+			    "'%s'", argv[1]);
+			return TRACED_CTL_USAGE;
+		}
 	}
 	TAILQ_FOREACH(s, &sessions, entry)
 		n++;
@@ -135,11 +195,23 @@ func_rule_cmd(struct reply *r, int kind, char **argv)
 	}
 	w->kind = kind;
 	w->on = on;
-	snprintf(w->pattern, sizeof(w->pattern), "%s", argv[0]);
-	if (func_rule_add(kind, argv[0], on) == -1)
-		log_warnx("%s rule '%s' applies now but could not be saved: a "
-		    "restarted daemon will not have it",
-		    kind == FUNC_RULE_FUNC ? "trace-func" : "tracer", argv[0]);
+	w->op = op;
+	snprintf(w->pattern, sizeof(w->pattern), "%s", op == FUNC_OP_RESET ?
+	    "" : argv[0]);
+	if (op == FUNC_OP_SET)
+		rc = func_rule_add(kind, argv[0], on);
+	else if (op == FUNC_OP_DELETE) {
+		if ((rc = func_rule_delete(kind, argv[0])) == 0) {
+			free(w);
+			reply_error(r, "no %s rule '%s' (see 'tracectl %s "
+			    "list')", what, argv[0], what);
+			return TRACED_CTL_ERROR;
+		}
+	} else if ((rc = func_rules_reset(kind)) >= 0)
+		w->removed = rc;
+	if (rc == -1)
+		log_warnx("%s rules changed, but could not be saved: a "
+		    "restarted daemon will have them as they were", what);
 	TAILQ_FOREACH(s, &sessions, entry) {
 		const struct sfunc *fn = s->fn;
 		unsigned before = w->nmatch;
@@ -148,7 +220,9 @@ func_rule_cmd(struct reply *r, int kind, char **argv)
 
 		if (fn == NULL || s->closing)
 			continue;
-		if (kind == FUNC_RULE_FUNC) {
+		if (op == FUNC_OP_RESET)
+			;	/* nothing matches: every one changes back */
+		else if (kind == FUNC_RULE_FUNC) {
 			for (i = 0; i < fn->nmods; i++)
 				for (k = 0; k < fn->mods[i]->tab.n; k++)
 					if (func_name_match(argv[0],
@@ -177,15 +251,13 @@ func_rule_cmd(struct reply *r, int kind, char **argv)
 int
 cmd_trace_func_exec(struct reply *r, int argc, char **argv)
 {
-	(void)argc;
-	return func_rule_cmd(r, FUNC_RULE_FUNC, argv);
+	return func_rule_cmd(r, FUNC_RULE_FUNC, argc, argv);
 }
 
 int
 cmd_tracer_exec(struct reply *r, int argc, char **argv)
 {
-	(void)argc;
-	return func_rule_cmd(r, FUNC_RULE_TRACER, argv);
+	return func_rule_cmd(r, FUNC_RULE_TRACER, argc, argv);
 }
 
 /* ---- info trace-funcs -------------------------------------------------- */

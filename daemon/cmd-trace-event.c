@@ -22,6 +22,7 @@
 #include "cmd.h"
 #include "command.h"
 #include "config.h"
+#include "func.h"
 #include "outdir.h"
 #include "pdesc.h"
 #include "rule.h"
@@ -168,7 +169,7 @@ cmd_trace_event_exec(struct reply *r, int argc, char **argv)
 	int on, rc;
 
 	if (argc == 1 && strcmp(argv[0], "list") == 0)
-		return cmd_info_trace_rules_exec(r, 0, argv);
+		return cmd_info_trace_rules_exec(r, 1, argv);
 	if (argc == 1) {
 		rc = state_rules_reset();
 		sessions_apply_state();
@@ -255,15 +256,15 @@ cmd_info_trace_rules_exec(struct reply *r, int argc, char **argv)
 {
 	const struct rule *rules;
 	unsigned events, procs;
-	size_t i, nrules;
+	size_t i, nrules, nfunc, ntracer;
+	int listing = argc == 1 && strcmp(argv[0], "list") == 0;
 
-	(void)argc;
-	(void)argv;
 	rules = state_rules(&nrules);
 	for (i = 0; i < nrules; i++) {
 		rule_reach(rules[i].pattern, &events, &procs);
 		if (reply_json(r))
-			reply_item(r, json_pack("{s:I, s:o, s:s, s:I, s:I}",
+			reply_item(r, json_pack("{s:s, s:I, s:o, s:s, s:I, "
+			    "s:I}", "kind", "event",
 			    "order", (json_int_t)i + 1, "pattern",
 			    jstr(rules[i].pattern), "state",
 			    rules[i].on ? "on" : "off", "events_now",
@@ -276,9 +277,24 @@ cmd_info_trace_rules_exec(struct reply *r, int argc, char **argv)
 			    events == 1 ? "" : "s", procs,
 			    procs == 1 ? "" : "es");
 	}
-	if (nrules == 0)
+	/* 'info trace-rules' shows the function and tracer rules too;
+	 * 'trace-event list' the event rules only. */
+	(void)func_rules(FUNC_RULE_FUNC, &nfunc);
+	(void)func_rules(FUNC_RULE_TRACER, &ntracer);
+	if (!listing && nfunc + ntracer > 0) {
+		if (!reply_json(r))
+			reply_line(r, "function rules (trace-func, tracer):");
+		cmd_func_rules_list(r, FUNC_RULE_FUNC);
+		cmd_func_rules_list(r, FUNC_RULE_TRACER);
+	}
+	if (nrules == 0 && (listing || nfunc + ntracer == 0))
 		reply_message(r, "no rule: each event is on or off as its "
-		    "trace-events file says ('disable' makes it off)");
+		    "trace-events file says ('disable' makes it off)%s",
+		    listing ? "" : "; no function is traced");
+	else if (nrules == 0)
+		reply_message(r, "no trace-event rule: each event is on or off "
+		    "as its trace-events file says; %zu trace-func and %zu "
+		    "tracer rule%s", nfunc, ntracer, ntracer == 1 ? "" : "s");
 	else
 		reply_message(r, "the last rule that matches an event decides; "
 		    "'trace-event PATTERN delete' removes one, 'trace-event "

@@ -68,6 +68,8 @@ int	cmd_info_session_exec(struct reply *r, int argc, char **argv);
 /* cmd-func.c */
 int	cmd_trace_func_exec(struct reply *r, int argc, char **argv);
 int	cmd_tracer_exec(struct reply *r, int argc, char **argv);
+/* cmd-func.c: the trace-func (0) or tracer (1) rules, listed. */
+void	cmd_func_rules_list(struct reply *r, int kind);
 int	cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv);
 int	cmd_info_tracers_exec(struct reply *r, int argc, char **argv);
 

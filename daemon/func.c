@@ -148,6 +148,48 @@ func_rule_add(int kind, const char *pattern, int on)
 	return index_func_rules_save(kind_names[kind], rules[kind], *n);
 }
 
+/*
+ * Remove the rule of 'pattern' (trace-func/tracer PATTERN delete), save
+ * the list and apply it.  1 if there was one, 0 if not, -1 if it could
+ * not be saved (it is gone all the same).
+ */
+int
+func_rule_delete(int kind, const char *pattern)
+{
+	size_t i, *n = &nrules[kind];
+
+	func_rules_load();
+	for (i = 0; i < *n; i++)
+		if (strcmp(rules[kind][i].pattern, pattern) == 0)
+			break;
+	if (i == *n)
+		return 0;
+	free(rules[kind][i].pattern);
+	memmove(&rules[kind][i], &rules[kind][i + 1],
+	    (*n - i - 1) * sizeof(**rules));
+	(*n)--;
+	func_apply_all();
+	return index_func_rules_save(kind_names[kind], rules[kind], *n) ==
+	    -1 ? -1 : 1;
+}
+
+/*
+ * Remove every rule of a kind (trace-func/tracer reset), save and apply.
+ * The number removed, or -1 if that could not be saved.
+ */
+int
+func_rules_reset(int kind)
+{
+	size_t n;
+
+	func_rules_load();
+	n = nrules[kind];
+	func_rules_clear(kind);
+	func_apply_all();
+	return index_func_rules_save(kind_names[kind], NULL, 0) == -1 ? -1 :
+	    (int)n;
+}
+
 /* Forget every rule of a kind (not saved: the caller saves, if it
  * means to).  Loop thread. */
 void

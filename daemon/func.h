@@ -71,6 +71,8 @@ void	func_session_rotate(struct session *s);
 int	func_session_apply(struct session *s, int force);
 void	func_apply_all(void);
 int	func_rule_add(int kind, const char *pattern, int on);
+int	func_rule_delete(int kind, const char *pattern);
+int	func_rules_reset(int kind);
 void	func_rules_clear(int kind);
 int	func_rule_on(int kind, const char *name, const char *full, int *on);
 const struct rule *func_rules(int kind, size_t *n);

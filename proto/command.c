@@ -297,6 +297,24 @@ command_check_words(const struct command_def *cmd, int nargs,
 			return -1;
 		}
 		return 0;
+	case CMD_ID_TRACE_FUNC:
+	case CMD_ID_TRACER:
+		if (nargs == 1 && strcmp(args[0], "reset") != 0 &&
+		    strcmp(args[0], "list") != 0) {
+			text_errf(err, errlen, "usage: tracectl %s "
+			    "%s on|off|delete, %s list or %s reset", cmd->name,
+			    cmd->id == CMD_ID_TRACER ? "NAME" : "PATTERN",
+			    cmd->name, cmd->name);
+			return -1;
+		}
+		if (nargs == 2 && command_parse_onoff(args[1]) == -1 &&
+		    strcmp(args[1], "delete") != 0) {
+			text_errf(err, errlen, "%s %s: expected 'on', 'off' "
+			    "or 'delete', not '%s'", cmd->name, args[0],
+			    args[1]);
+			return -1;
+		}
+		return 0;
 	case CMD_ID_TRACE_FILE:
 		if (nargs == 1 && (strcmp(args[0], "flush") == 0 ||
 		    command_parse_onoff(args[0]) != -1))

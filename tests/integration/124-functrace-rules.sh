@@ -55,12 +55,40 @@ ok "a program started after the restart traced as the kept rules say"
 
 # Mistakes.
 for args in "trace-func work maybe" "trace-func" "tracer graph" \
-    "trace-func $(printf 'x\tx') on"; do
+    "trace-func $(printf 'x\tx') on" "trace-func work" "tracer nope"; do
 	set -- $args
 	rc=0
 	ctl "$@" > "$T/usage" 2>&1 || rc=$?
 	[ $rc = 2 ] || fail "tracectl $args: exit $rc: $(cat "$T/usage")"
 done
-ctl trace-func work maybe 2>&1 | grep -q "expected 'on' or 'off', not 'maybe'" ||
+ctl trace-func work maybe 2>&1 | grep -q "expected 'on', 'off' or 'delete', not 'maybe'" ||
 	fail "no cause named"
 ok "usage errors name the cause"
+
+# Rules are managed like the event rules (issue 29, point 5): listed,
+# shown by info trace-rules, deleted one by one, reset.
+ctl trace-func list >"$T/list" || fail "trace-func list"
+[ "$(sed -n 's/^ *\([0-9]*\)  *\(on\|off\)  *\(.*\)$/\1 \2 \3/p' "$T/list" | tr '\n' '|')" = "1 on work|2 off ftcalls:leaf|" ] ||
+	fail "trace-func list: $(cat "$T/list")"
+ctl tracer list | grep -q "^ *1  *on  *tracer latency$" || fail "tracer list: $(ctl tracer list)"
+ctl info trace-rules >"$T/rules" || fail "info trace-rules"
+grep -q "^function rules" "$T/rules" && grep -q "on  *work$" "$T/rules" &&
+    grep -q "on  *tracer latency$" "$T/rules" ||
+	fail "info trace-rules does not show the function rules: $(cat "$T/rules")"
+[ "$(ctl --json info trace-rules | jq '[.items[] | select(.kind == "function")] | length')" = 2 ] ||
+	fail "info trace-rules --json: $(ctl --json info trace-rules)"
+ctl trace-func 'ftcalls:leaf' delete | grep -q "rule 'ftcalls:leaf' removed" ||
+	fail "trace-func delete"
+rc=0
+ctl trace-func 'ftcalls:leaf' delete >"$T/out" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "no trace-func rule 'ftcalls:leaf'" "$T/out" ||
+	fail "deleting a rule that is not there: exit $rc: $(cat "$T/out")"
+ctl trace-func reset | grep -q "^1 trace-func rule removed" || fail "trace-func reset"
+ctl tracer reset | grep -q "^1 tracer rule removed" || fail "tracer reset"
+ctl trace-func list | grep -q "no trace-func rule" || fail "rules after reset: $(ctl trace-func list)"
+stop_daemon
+start_daemon
+[ "$(ctl trace-func list | grep -c '^ *[0-9]')" = 0 ] && [ "$(ctl tracer list | grep -c '^ *[0-9]')" = 0 ] ||
+	fail "reset rules came back after a restart: $(ctl trace-func list; ctl tracer list)"
+ok "trace-func and tracer rules: list, info trace-rules, delete, reset, kept so across a restart"
+stop_daemon
