@@ -14,6 +14,11 @@
 command -v cc >/dev/null 2>&1 || skip "no C compiler"
 F=$("$BIN/tracegen" --cflags-func) || fail "tracegen --cflags-func"
 LIBDIR="$O/lib"
+# Under SANITIZE=1 the library needs the sanitizer runtime too.
+san=
+[ "${SANITIZE:-}" = 1 ] && san="-fsanitize=address,undefined"
+[ "${SANITIZE:-}" = thread ] && san="-fsanitize=thread"
+F="$F $san"
 {
 	echo 'int lib_first(int x) { return x + 1; }'
 	i=0
