@@ -21,6 +21,7 @@ ROOT_S=6		# root's program
 hostile_init
 WHAT="issue 25 finding 10 (another user's flood, root at 500,000 events/s)"
 TRACES="$T/traces"
+quiet_start
 start_daemon
 
 rm -f "$T/flood.stop"

@@ -24,6 +24,7 @@ SLACK_MB=48		# chunks already on their way to the disk
 hostile_init
 WHAT="issue 25 finding 10 (a quota on the trace directory)"
 TRACES="$T/traces"
+quiet_start
 start_daemon --set trace-dir-bytes-per-uid=${QUOTA_MB}M
 
 # 1. The flood, and root beside it.
