@@ -6,10 +6,9 @@
  * log_warnx does not, fatal/fatalx exit.  Every line goes to stderr
  * whole, in the order logged: by the log thread once log_start() ran
  * (lines copied into its buffer under a lock), else by the thread that
- * logs it, with one write(2).  Under
- * systemd (JOURNAL_STREAM set) lines carry "<N>" priority prefixes
- * that journald turns into levels; otherwise they carry the time.
- * Once the daemon runs, a thread of its own writes them (log_start()).
+ * logs it, with one write(2).  Under systemd (JOURNAL_STREAM set)
+ * lines carry "<N>" priority prefixes that journald turns into levels;
+ * otherwise they carry the time.
  */
 #include <sys/stat.h>
 
