@@ -71,7 +71,7 @@ COMPILE = $(CC) $(P_CPPFLAGS) $(CPPFLAGS) $(P_CFLAGS) $(CFLAGS)
 # ---- dependencies ------------------------------------------------------
 
 DAEMON_PKGS := libevent_core libevent_pthreads sqlite3 libsystemd jansson
-CTL_PKGS := jansson
+CTL_PKGS := jansson zlib
 TEST_PKGS := cmocka
 
 pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)

@@ -26,7 +26,6 @@
  * depth traced recorded as no deeper than an open call closes that call
  * first (its exit was lost).  Losses are LOST records.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calls.h"
 #include "functab.h"
 #include "tracedir.h"
 #include "uftrace.h"
@@ -48,7 +48,6 @@
 #define UF_DEPTH_MAX	1023		/* 10 bits */
 #define UF_ADDR_MASK	UINT64_C(0xffffffffffff)
 #define UF_EVENT_BASE	1000000		/* EVENT_ID_USER */
-#define UF_MODULE_MAX	(64u << 20)	/* bytes of a functions/ file */
 
 /* uftrace.h's feat_mask and info_mask bits. */
 #define UF_FEAT_TASK_SESSION	(1u << 1)
@@ -150,60 +149,11 @@ uf_grow(void **a, size_t *n, size_t i, size_t size)
 	return 0;
 }
 
-/* The functions/module-N files of a session directory, by start. */
-static int
-uf_module_cmp(const void *a, const void *b)
-{
-	const struct functab_module *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
+/* Problems reading a session's functions/ files. */
 static void
-uf_load_modules(struct uftrace *w, struct uf_session *s)
+uf_say(void *arg, const char *msg)
 {
-	char dir[4096], path[4400], err[256];
-	struct functab_module m, *nm;
-	struct dirent *de;
-	uint8_t *data;
-	size_t len;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/functions", s->path);
-	if ((d = opendir(dir)) == NULL) {
-		if (errno != ENOENT)
-			uf_error(w, "%s: %s", dir, strerror(errno));
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "module-", 7) != 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (tracedir_read_file(path, UF_MODULE_MAX, &data, &len, err,
-		    sizeof(err)) == -1) {
-			uf_error(w, "%s: %s (its addresses stay unnamed)",
-			    path, err);
-			continue;
-		}
-		if (functab_module_parse((const char *)data, len, &m, err,
-		    sizeof(err)) == -1) {
-			uf_error(w, "%s: %s (its addresses stay unnamed)", path,
-			    err);
-			free(data);
-			continue;
-		}
-		free(data);
-		if ((nm = reallocarray(s->mods, s->nmods + 1,
-		    sizeof(*nm))) == NULL) {
-			functab_module_free(&m);
-			break;
-		}
-		s->mods = nm;
-		s->mods[s->nmods++] = m;
-	}
-	closedir(d);
-	if (s->nmods > 0)
-		qsort(s->mods, s->nmods, sizeof(*s->mods), uf_module_cmp);
+	uf_error(arg, "%s", msg);
 }
 
 int
@@ -227,8 +177,7 @@ uftrace_session(struct uftrace *w, size_t idx, const char *path,
 	/* SESSION_ID_LEN: 16 characters. */
 	snprintf(s->sid, sizeof(s->sid), "%016" PRIx64,
 	    number >= 0 ? (uint64_t)number : (uint64_t)idx);
-	uf_load_modules(w, s);
-	return 0;
+	return calls_load_modules(s->path, &s->mods, &s->nmods, uf_say, w);
 }
 
 int
