@@ -43,6 +43,10 @@
  *	calls leaf()
  *   ftcalls status N
  *	work() 10 times, then main() returns N (its exit status)
+ *   ftcalls tree N
+ *	for i = 1..N: rec(i) (i calls deep), then work(i): a call tree
+ *	of towers growing by one, each leaf() spinning some 10 us so that
+ *	a viewer has room for the names (tools/picture.sh --calls)
  *   ftcalls depth N [DIR]
  *	rec(N): calls past depth 1024 are not traced, only counted; with
  *	DIR, then create DIR/done-1 and wait for DIR/go-1
@@ -66,11 +70,15 @@
 #define NOINLINE	__attribute__((noinline, noclone))
 
 static volatile int sink;
+static int leaf_spin;		/* loops in leaf(): tree mode only */
 
 static NOINLINE int
 leaf(int x)
 {
-	__asm__ __volatile__("" : : : "memory");
+	int k;
+
+	for (k = 0; k < leaf_spin; k++)
+		__asm__ __volatile__("" : : : "memory");
 	return x * 3 + 1;
 }
 
@@ -510,6 +518,12 @@ main(int argc, char **argv)
 		pthread_join(th[0], NULL);
 		for (i = 0; i < 10; i++)
 			sink = work(i);
+	} else if (strcmp(mode, "tree") == 0 && argc == 3) {
+		leaf_spin = 30000;
+		for (i = 1; i <= n; i++) {
+			sink = rec(i);
+			sink = work(i);
+		}
 	} else if (strcmp(mode, "status") == 0 && argc == 3) {
 		for (i = 0; i < 10; i++)
 			sink = work(i);
