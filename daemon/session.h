@@ -280,6 +280,7 @@ void	session_unpark_all(struct session *s);
 int	session_spare_ask(struct session *s, const struct traced_msg_spare *m);
 void	session_spares_serve(void *arg);
 void	sring_chunk_done(void *arg, const struct chunk *c);
+uint64_t sring_events_all(void);
 
 /* meta.c */
 #define SESSION_META_GRACE_NS	(60 * UINT64_C(1000000000))
