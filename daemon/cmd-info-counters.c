@@ -165,13 +165,13 @@ counters_ring(struct reply *r, const struct session *s,
 	ring_now(rg, &n);
 	if (reply_json(r)) {
 		reply_item(r, json_pack("{s:s, s:I, s:i, s:o, s:o, s:o, s:I, "
-		    "s:o, s:s}", "type", "thread", "session",
+		    "s:o, s:s, s:o}", "type", "thread", "session",
 		    (json_int_t)s->id, "tid", (int)rg->tid, "events",
 		    jnum(rg->events), "lost", jnum(n.total_lost),
 		    "lost_by_cause", jcauses(n.lost), "fill_percent",
 		    (json_int_t)n.fill, "size", jnum(n.size), "state",
 		    rg->quarantined ? "refused" : rg->finished ? "finished" :
-		    "active"));
+		    "active", "counted_ns", jns(rg->counted_at)));
 		return;
 	}
 	reply_line(r, "    thread %-7d events %" PRIu64 "  lost %" PRIu64
@@ -200,12 +200,13 @@ counters_session(struct reply *r, const struct session *s)
 	lost = format_causes(causes, sizeof(causes), all);
 	if (reply_json(r))
 		reply_item(r, json_pack("{s:s, s:I, s:i, s:I, s:o, s:I, s:o, "
-		    "s:o, s:o, s:s}", "type", "session", "session",
+		    "s:o, s:o, s:s, s:o}", "type", "session", "session",
 		    (json_int_t)s->id, "pid", (int)s->pid, "uid",
 		    (json_int_t)s->uid, "comm", jstr(s->comm), "threads",
 		    (json_int_t)s->nrings, "events", jnum(ev), "lost",
 		    jnum(lost), "lost_by_cause", jcauses(all), "state",
-		    s->closing ? "ending" : "connected"));
+		    s->closing ? "ending" : "connected", "counted_ns",
+		    jns(s->counted_at)));
 	else
 		reply_line(r, "  session %u: %s[%d] uid %u  events %" PRIu64
 		    "  lost %" PRIu64 "%s%s%s", s->id, s->comm, (int)s->pid,

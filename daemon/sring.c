@@ -863,6 +863,10 @@ sring_chunk_done(void *arg, const struct chunk *c)
 		} else if (c->write_errno == 0) {
 			r->events += c->events;
 			events_written_all += c->events;
+			/* When these were counted: a viewer's rates divide by
+			 * the time between counts, not between its asks. */
+			r->counted_at = s->counted_at =
+			    now_ns(CLOCK_MONOTONIC);
 			if (c->fgen == r->fgen)
 				r->stream_events += c->events;
 			/* Its part half full: the next one, ready. */
