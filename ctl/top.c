@@ -585,6 +585,14 @@ cmp_row(const void *a, const void *b)
 	return r;
 }
 
+/* Sort rows by sort_key (qsort() must not see the NULL of no rows). */
+static void
+rows_sort(struct top_rows *r)
+{
+	if (r->n > 0)
+		qsort(r->v, r->n, sizeof(*r->v), cmp_row);
+}
+
 static void
 rows_reset(struct top_rows *r)
 {
@@ -639,13 +647,13 @@ top_compute(struct top *t)
 		memset(v->lost_rate, 0, sizeof(v->lost_rate));
 		v->ncpu = 0;
 	}
-	qsort(v->cpu, v->ncpu, sizeof(*v->cpu), cmp_cpu);
+	if (v->ncpu > 0)
+		qsort(v->cpu, v->ncpu, sizeof(*v->cpu), cmp_cpu);
 	sort_key = t->sort;
 	sort_reverse = t->reverse;
-	qsort(v->events.v, v->events.n, sizeof(*v->events.v), cmp_row);
-	qsort(v->threads.v, v->threads.n, sizeof(*v->threads.v), cmp_row);
-	qsort(v->sessions.v, v->sessions.n, sizeof(*v->sessions.v),
-	    cmp_row);
+	rows_sort(&v->events);
+	rows_sort(&v->threads);
+	rows_sort(&v->sessions);
 }
 
 /* ---- lines ---------------------------------------------------------- */

@@ -9,8 +9,8 @@
 # session by its name; 's' changes the sort column the title names,
 # 'r' reverses the sessions (steady, slower, first); '/' with a glob
 # that matches nothing empties the panes, and a glob on the session's
-# name brings them back; 'q' quits with status 0 and the terminal restored (tmux's alternate
-# screen left: the shell's prompt is back).  Then the scripts' path:
+# name brings them back; 'q' quits with status 0 and the terminal
+# restored (tmux's alternate screen left: the shell's prompt is back).  Then the scripts' path:
 # --once --json read with jq, the same rates; -f and -s; usage errors;
 # no daemon: status 3 and one JSON document saying so.
 . "$(dirname "$0")/lib.sh"
