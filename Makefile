@@ -71,7 +71,7 @@ COMPILE = $(CC) $(P_CPPFLAGS) $(CPPFLAGS) $(P_CFLAGS) $(CFLAGS)
 # ---- dependencies ------------------------------------------------------
 
 DAEMON_PKGS := libevent_core libevent_pthreads sqlite3 libsystemd jansson
-CTL_PKGS := jansson zlib
+CTL_PKGS := jansson zlib ncursesw
 TEST_PKGS := cmocka
 
 pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
@@ -176,7 +176,7 @@ $(TRACED): $(DAEMON_OBJS) $(PROTO_OBJS)
 $(TRACECTL): $(CTL_OBJS) $(PROTO_OBJS)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $^ \
-		$(call pkg_libs,$(CTL_PKGS))
+		$(call pkg_libs,$(CTL_PKGS)) -lm
 
 # ---- generated trace code -----------------------------------------------
 # $(call tracegen_rule,DIR,trace-events,outdir): outdir/trace.h, trace.c

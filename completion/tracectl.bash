@@ -8,8 +8,8 @@
 # or source it from ~/.bashrc.  Needs nothing from bash-completion.
 
 # First words of the commands, and the second words after "info".
-_tracectl_commands="export help info print stats trace-event trace-file trace-func tracer"
-_tracectl_info="session sessions trace trace-events trace-funcs trace-rules tracers"
+_tracectl_commands="export help info print stats top trace-event trace-file trace-func tracer"
+_tracectl_info="counters session sessions trace trace-events trace-funcs trace-rules tracers"
 
 _tracectl_options="-r --runtime-dir -j --json -t --timeout -h --help
     -V --version"

@@ -112,12 +112,27 @@ static void	ctl_warnx(const char *, ...)
 static int	 json_done;		/* a document went to stdout */
 static char	 json_said[2048];
 
+/*
+ * While ctl_query() runs for top, whose screen stderr would spoil, the
+ * first thing tracectl would have said goes here instead.
+ */
+static char	*quiet_said;
+static size_t	 quiet_size;
+
 static void
 ctl_warnx(const char *fmt, ...)
 {
 	va_list	ap;
 	size_t	n;
 
+	if (quiet_said != NULL) {
+		if (quiet_said[0] == '\0') {
+			va_start(ap, fmt);
+			vsnprintf(quiet_said, quiet_size, fmt, ap);
+			va_end(ap);
+		}
+		return;
+	}
 	fflush(stdout);
 	fputs("tracectl: ", stderr);
 	va_start(ap, fmt);
@@ -941,6 +956,70 @@ ctl_run(const char *rdir, const struct ctl_cmd *cmd)
 	return ret;
 }
 
+/*
+ * Ask the daemon one command with --json, saying nothing: for top,
+ * which asks again and again and shows what went wrong on its screen.
+ * Returns 0 with *items a new array of the reply's items, or an exit
+ * status with the reason in err.
+ */
+int
+ctl_query(const char *rdir, int argc, char **argv, int timeout,
+    json_t **items, char *err, size_t errsize)
+{
+	const struct command_def *def;
+	struct ctl_reply reply;
+	struct ctl_cmd	 cmd;
+	char		 path[RUNDIR_PATH_MAX + 32];
+	int		 fd, ret, consumed, saved_json = json_output;
+	int		 saved_timeout = timeout_s;
+	size_t		 i;
+	json_t		*a, *o;
+
+	*items = NULL;
+	err[0] = '\0';
+	if ((def = command_lookup(argc, argv, &consumed, err,
+	    errsize)) == NULL)
+		return EXIT_USAGE;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.def = def;
+	cmd.argc = argc;
+	cmd.argv = argv;
+	memset(&reply, 0, sizeof(reply));
+	quiet_said = err;
+	quiet_size = errsize;
+	json_output = 1;
+	timeout_s = timeout;
+	if ((ret = ctl_find(rdir, &fd, path, sizeof(path))) == 0) {
+		sock_path = path;
+		if ((ret = ctl_send(fd, &cmd)) == 0)
+			ret = ctl_receive(fd, &reply);
+		close(fd);
+		sock_path = NULL;
+	}
+	quiet_said = NULL;
+	json_output = saved_json;
+	timeout_s = saved_timeout;
+	if (ret == 0 && reply.status != TRACED_CTL_OK) {
+		snprintf(err, errsize, "%s", reply.msglen > 0 ?
+		    reply.message : "the command failed");
+		ret = status_exit(reply.status);
+	}
+	if (ret == 0 && (a = json_array()) != NULL) {
+		for (i = 0; i < reply.nitems; i++) {
+			o = json_loadb(reply.items[i].text, reply.items[i].len,
+			    0, NULL);
+			if (o != NULL)
+				json_array_append_new(a, o);
+		}
+		*items = a;
+	} else if (ret == 0) {
+		snprintf(err, errsize, "out of memory");
+		ret = EXIT_FAILED;
+	}
+	reply_free(&reply);
+	return ret;
+}
+
 /* A timeout in whole seconds, 0 to TIMEOUT_MAX.  Returns 0 or -1. */
 static int
 parse_timeout(const char *s)
@@ -1074,6 +1153,11 @@ main(int argc, char *argv[])
 	if (cmd.def->id == CMD_ID_STATS)
 		return finish(stats_main(argc - consumed, argv + consumed,
 		    json_output));
+	if (cmd.def->id == CMD_ID_TOP) {
+		json_done = 1;		/* its own documents, one a snapshot */
+		return finish(top_main(argc - consumed, argv + consumed,
+		    json_output, rdir));
+	}
 	if (cmd.def->id == CMD_ID_EXPORT)
 		return finish(export_main(argc - consumed, argv + consumed));
 	if (command_check_args(cmd.def, argc - consumed, err,

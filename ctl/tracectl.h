@@ -8,6 +8,8 @@
 #ifndef TRACED_CTL_TRACECTL_H
 #define TRACED_CTL_TRACECTL_H
 
+#include <stddef.h>
+
 /* Exit statuses (man/tracectl.1, STYLE.md section 4). */
 #define EXIT_DONE		0
 #define EXIT_FAILED		1
@@ -41,5 +43,28 @@ int	stats_main(int nargs, char **args, int json);
  * traces in another format (export.h).  Exit statuses as print_main().
  */
 int	export_main(int nargs, char **args);
+
+/* tracectl.c */
+
+struct json_t;
+
+/*
+ * Ask the daemon (found as every command finds it; rdir from -r, or
+ * NULL) the command argv[0..argc) with --json, waiting at most
+ * timeout seconds, and print nothing.  Returns 0 with *items a new
+ * JSON array of the reply's items (json_decref() it), or an exit
+ * status with the reason in err.
+ */
+int	ctl_query(const char *rdir, int argc, char **argv, int timeout,
+	    struct json_t **items, char *err, size_t errsize);
+
+/* top.c */
+
+/*
+ * 'tracectl top [OPTIONS]': the live view on a terminal, or snapshots
+ * on stdout with --once, -n N or --json.  Returns an exit status:
+ * EXIT_UNREACHABLE when a snapshot could not be had.
+ */
+int	top_main(int nargs, char **args, int json, const char *rdir);
 
 #endif /* TRACED_CTL_TRACECTL_H */

@@ -32,15 +32,12 @@
 /* Busiest threads shown of a session with more. */
 #define INFO_THREADS_TOP	5
 
-/* What one ring says now: events, losses by cause, fill level. */
-struct ring_now {
-	uint64_t	 lost[TRACED_DROP_NCAUSES];
-	uint64_t	 total_lost;
-	uint64_t	 fill;		/* percent */
-	uint64_t	 size;		/* bytes, as its header says now */
-};
-
-static void
+/*
+ * What one ring says now (struct ring_now, cmd.h): losses by cause, the
+ * counted ones and those its header says no LOST record reported yet,
+ * its size and fill.
+ */
+void
 ring_now(const struct sring *rg, struct ring_now *n)
 {
 	uint64_t size, head = 0, tail = 0, d, rec;

@@ -77,6 +77,7 @@ cmd_help_exec(struct reply *r, int argc, char **argv)
 
 static const cmd_exec_cb cmd_handlers[CMD_ID_COUNT] = {
 	[CMD_ID_HELP] = cmd_help_exec,
+	[CMD_ID_INFO_COUNTERS] = cmd_info_counters_exec,
 	[CMD_ID_INFO_SESSION] = cmd_info_session_exec,
 	[CMD_ID_INFO_SESSIONS] = cmd_info_sessions_exec,
 	[CMD_ID_INFO_TRACE] = cmd_info_trace_exec,
@@ -139,6 +140,7 @@ cmd_exec(struct reply *r, int argc, char **argv, uid_t uid, gid_t gid,
 		    (unsigned)getegid(), (unsigned)uid);
 		return TRACED_CTL_DENIED;
 	}
+	reply_set_sees_all(r, cmd_privileged(uid, gid, groups, ngroups));
 	if (cmd_handlers[d->id] == NULL) {
 		reply_error(r, "'%s' is not available in this daemon", d->name);
 		return TRACED_CTL_ERROR;

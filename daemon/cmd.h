@@ -10,6 +10,7 @@
  *   cmd-trace-file.c	trace-file on|off|flush|set
  *   cmd-info-trace.c	info trace
  *   cmd-info-sessions.c	info sessions, info session (the index)
+ *   cmd-info-counters.c	info counters (tracectl top's totals)
  *   cmd-func.c		trace-func, tracer, info trace-funcs, info tracers
  *   reply.c		the reply builder: lines, JSON items, the end, a
  *			reply that waits, and the JSON values every handler
@@ -30,12 +31,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ring.h"
 #include "wire.h"
 
 struct ctlconn;
 struct event_base;
 struct json_t;
 struct reply;
+struct sring;
 
 /*
  * A reply that waits (reply_wait()): done(r, arg, timed_out) is asked
@@ -59,7 +62,18 @@ int	cmd_info_trace_events_exec(struct reply *r, int argc, char **argv);
 int	cmd_trace_file_exec(struct reply *r, int argc, char **argv);
 
 /* cmd-info-trace.c */
+/* What one ring says now: losses by cause, fill level. */
+struct ring_now {
+	uint64_t	 lost[TRACED_DROP_NCAUSES];
+	uint64_t	 total_lost;
+	uint64_t	 fill;		/* percent */
+	uint64_t	 size;		/* bytes, as its header says now */
+};
+void	ring_now(const struct sring *rg, struct ring_now *n);
 int	cmd_info_trace_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-info-counters.c */
+int	cmd_info_counters_exec(struct reply *r, int argc, char **argv);
 
 /* cmd-info-sessions.c */
 int	cmd_info_sessions_exec(struct reply *r, int argc, char **argv);
@@ -78,6 +92,8 @@ struct reply *reply_new(struct ctlconn *c, int json);
 void	reply_free(struct reply *r);
 void	reply_init(struct event_base *base);
 int	reply_json(const struct reply *r);
+void	reply_set_sees_all(struct reply *r, int all);
+int	reply_may_see(const struct reply *r, uid_t owner);
 void	reply_line(struct reply *r, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	reply_item(struct reply *r, struct json_t *o);

@@ -49,6 +49,8 @@ struct reply {
 	unsigned	 count;		/* lines sent */
 	int		 oom;		/* an item could not be made: the
 					   reply is short, and fails */
+	int		 sees_all;	/* the peer may see every uid's
+					   sessions (cmd_exec()), else its own */
 	uint32_t	 status;	/* TRACED_CTL_* */
 	char		 msg[1024];	/* the end line */
 	reply_wait_cb	 wait_cb;	/* waiting for it to say done */
@@ -120,6 +122,23 @@ int
 reply_json(const struct reply *r)
 {
 	return r->json;
+}
+
+/* cmd_exec() says whether the peer may see every uid's sessions. */
+void
+reply_set_sees_all(struct reply *r, int all)
+{
+	r->sees_all = all;
+}
+
+/*
+ * May the peer see what a session of uid 'owner' did?  Its own, or
+ * every one for root, the daemon's uid and its group (cmd.c).
+ */
+int
+reply_may_see(const struct reply *r, uid_t owner)
+{
+	return r->sees_all || ctlconn_uid(r->c) == owner;
 }
 
 void

@@ -97,6 +97,8 @@ struct sring {
 	uint64_t	 bytes;
 	uint64_t	 lost[TRACED_DROP_NCAUSES];
 	int		 write_errno;	/* last write error, 0 if none */
+	uint64_t	 counted_at;	/* ns, CLOCK_MONOTONIC: events last
+					   counted (info counters) */
 	uint64_t	 write_warn_next; /* ns, CLOCK_MONOTONIC: say it again
 					   no sooner */
 };
@@ -183,6 +185,8 @@ struct session {
 	uint32_t	 nby_index;
 	uint64_t	 started;	/* ns, CLOCK_REALTIME */
 	uint64_t	 lost_disconnected;
+	uint64_t	 counted_at;	/* ns, CLOCK_MONOTONIC: its rings'
+					   events last counted */
 	uint64_t	 warn_next;	/* ns, CLOCK_MONOTONIC: next loss warning */
 	uint64_t	 lost_unwarned;	/* lost since the last warning */
 	unsigned	 causes_unwarned; /* their causes, bits */
@@ -282,6 +286,7 @@ void	session_unpark_all(struct session *s);
 int	session_spare_ask(struct session *s, const struct traced_msg_spare *m);
 void	session_spares_serve(void *arg);
 void	sring_chunk_done(void *arg, const struct chunk *c);
+uint64_t sring_events_all(void);
 
 /* meta.c */
 #define SESSION_META_GRACE_NS	(60 * UINT64_C(1000000000))

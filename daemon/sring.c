@@ -83,6 +83,10 @@
 #define SESSION_BY_INDEX_PER_RING 4
 #define SESSION_BY_INDEX_START	1024
 
+/* Events written for every session since the daemon started: what its
+ * own CPU time is divided by (info counters). */
+static uint64_t events_written_all;
+
 static int	sring_new_file(struct sring *, char **);
 static void	session_spare_send(struct session *s);
 
@@ -798,6 +802,13 @@ session_spare_ask(struct session *s, const struct traced_msg_spare *m)
 	return 0;
 }
 
+/* Events written for every session, ended ones too, since start. */
+uint64_t
+sring_events_all(void)
+{
+	return events_written_all;
+}
+
 /*
  * A chunk came back from the pipeline (its owner callback, pipeline.h):
  * count it in its ring's books and its session's; a ring's END closes
@@ -851,6 +862,11 @@ sring_chunk_done(void *arg, const struct chunk *c)
 			record_counts(s, NULL, 0);
 		} else if (c->write_errno == 0) {
 			r->events += c->events;
+			events_written_all += c->events;
+			/* When these were counted: a viewer's rates divide by
+			 * the time between counts, not between its asks. */
+			r->counted_at = s->counted_at =
+			    now_ns(CLOCK_MONOTONIC);
 			if (c->fgen == r->fgen)
 				r->stream_events += c->events;
 			/* Its part half full: the next one, ready. */

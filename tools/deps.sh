@@ -28,6 +28,8 @@ for set in "$@"; do
 		need_pc jansson libjansson-dev
 		# tracectl export -o FILE.gz
 		need_pc zlib zlib1g-dev
+		# tracectl top draws with ncurses
+		need_pc ncursesw libncurses-dev
 		# libtraced opens libelf.so.1 for function tracing (headers only
 		# at build time).
 		need_pc libelf libelf-dev
@@ -38,6 +40,8 @@ for set in "$@"; do
 		# <sys/sdt.h>, for tracegen's dtrace backend
 		need_cmd dtrace systemtap-sdt-dev
 		need_cmd jq jq
+		# drives tracectl top as a person would (130)
+		need_cmd tmux tmux
 		need_cmd protoc protobuf-compiler
 		need_cmd python3 python3
 		need_cmd xz xz-utils

@@ -162,9 +162,9 @@ test_command_lookup_unknown(void **state)
 	assert_lookup_fails("help-me",
 	    "unknown command 'help-me'; try 'tracectl help'");
 	assert_lookup_fails("info",
-	    "incomplete command 'info': could be info session, "
-	    "info sessions, info trace, info trace-events, info trace-funcs, "
-	    "info trace-rules, info tracers");
+	    "incomplete command 'info': could be info counters, "
+	    "info session, info sessions, info trace, info trace-events, "
+	    "info trace-funcs, info trace-rules, info tracers");
 	/* A typo of a few letters: the command meant. */
 	assert_lookup_fails("trace-evnet x on",
 	    "unknown command 'trace-evnet' (did you mean 'trace-event'?); "
