@@ -115,8 +115,12 @@ PROGRAMS	:= $(TRACED) $(TRACECTL) $(TRACEGEN)
 	deps bench bench-print fuzz
 .DEFAULT_GOAL := all
 
+# Shell completion scripts, as 'tracectl completion SHELL' prints them.
+COMPLETIONS	:= $(O)/completion/tracectl.bash $(O)/completion/_tracectl \
+	$(O)/completion/tracectl.fish
+
 all: $(PROGRAMS) $(LIBSO) $(LIBA) $(O)/lib/libtraced.so $(EXAMPLE) \
-	$(O)/lib/pkgconfig/libtraced.pc
+	$(O)/lib/pkgconfig/libtraced.pc $(COMPLETIONS)
 
 $(O)/include/traced/ring.h: proto/ring.h
 	@mkdir -p $(dir $@)
@@ -177,6 +181,18 @@ $(TRACECTL): $(CTL_OBJS) $(PROTO_OBJS)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(P_LDFLAGS) $(LDFLAGS) -o $@ $^ \
 		$(call pkg_libs,$(CTL_PKGS)) -lm
+
+# The scripts come from the tracectl just built, which holds the command
+# table they complete (ctl/complete.c): they cannot disagree with it.
+$(O)/completion/tracectl.bash: $(TRACECTL)
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)$(TRACECTL) completion bash > $@.tmp && mv $@.tmp $@
+$(O)/completion/_tracectl: $(TRACECTL)
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)$(TRACECTL) completion zsh > $@.tmp && mv $@.tmp $@
+$(O)/completion/tracectl.fish: $(TRACECTL)
+	@mkdir -p $(dir $@)
+	$(call say,GEN,$@)$(TRACECTL) completion fish > $@.tmp && mv $@.tmp $@
 
 # ---- generated trace code -----------------------------------------------
 # $(call tracegen_rule,DIR,trace-events,outdir): outdir/trace.h, trace.c

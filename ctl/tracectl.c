@@ -14,9 +14,9 @@
  *   by the control socket's mode: EACCES), 2 usage error, 3 no daemon,
  *   or it stopped answering or answered nonsense.
  *
- * 'help' is answered here from the table, and 'print', 'stats' and
- * 'export' read trace directories here (print.c, stats.c, export.c), so
- * they work with no daemon.
+ * 'help' is answered here from the table, 'completion' too (complete.c),
+ * and 'print', 'stats' and 'export' read trace directories here
+ * (print.c, stats.c, export.c), so they work with no daemon.
  * With --json the daemon sends one JSON value per line and tracectl
  * wraps them, checked, in one document together with the status.
  *
@@ -99,6 +99,9 @@ struct ctl_reply {
 static int	 json_output;		/* --json */
 static int	 timeout_s = TIMEOUT_DEFAULT; /* 0: wait for ever */
 static const char *sock_path;		/* for messages */
+static FILE	*ctl_out;		/* the reply's lines: stdout, or a
+					   buffer while completing */
+static int	 ctl_quiet;		/* completing: say nothing */
 static gid_t	 sock_group = (gid_t)-1; /* control.sock's, for messages */
 
 static void	ctl_warnx(const char *, ...)
@@ -125,6 +128,8 @@ ctl_warnx(const char *fmt, ...)
 	va_list	ap;
 	size_t	n;
 
+	if (ctl_quiet)
+		return;
 	if (quiet_said != NULL) {
 		if (quiet_said[0] == '\0') {
 			va_start(ap, fmt);
@@ -224,8 +229,8 @@ print_help(void)
 	print_usage(stdout);
 	fputs("\n"
 	    "Send COMMAND to the traced daemon and print its answer;\n"
-	    "'help', 'print', 'stats' and 'export' are done by tracectl "
-	    "itself, no daemon\nneeded.\n"
+	    "'help', 'completion', 'print', 'stats' and 'export' are done "
+	    "by tracectl\nitself, no daemon needed.\n"
 	    "\n"
 	    "options:\n"
 	    "  -r, --runtime-dir DIR  the daemon's runtime directory "
@@ -785,8 +790,8 @@ ctl_receive(int fd, struct ctl_reply *r)
 			break;
 		r->nlines++;
 		if (!json_output) {
-			print_text(stdout, m.payload, m.payload_len);
-			putchar('\n');
+			print_text(ctl_out, m.payload, m.payload_len);
+			putc('\n', ctl_out);
 		} else if (reply_keep(r, m.payload, m.payload_len) == -1) {
 			ctl_warnx("out of memory");
 			return EXIT_FAILED;
@@ -884,10 +889,10 @@ reply_print(const struct ctl_reply *r)
 		json_done = 1;
 	} else if (r->status == TRACED_CTL_OK) {
 		if (r->msglen > 0) {
-			print_text(stdout, r->message, r->msglen);
-			putchar('\n');
+			print_text(ctl_out, r->message, r->msglen);
+			putc('\n', ctl_out);
 		}
-	} else {
+	} else if (!ctl_quiet) {
 		fflush(stdout);
 		fputs("tracectl: ", stderr);
 		if (r->msglen > 0)
@@ -1020,6 +1025,79 @@ ctl_query(const char *rdir, int argc, char **argv, int timeout,
 	return ret;
 }
 
+/*
+ * @session for the shells (complete.c): the first column of 'info
+ * sessions', asked of the daemon in silence and for at most 2 s, since
+ * someone is waiting at a prompt.
+ */
+static void
+complete_sessions(const char *rdir, const char *prefix, FILE *out)
+{
+	char		*argv[] = { (char *)"info", (char *)"sessions" };
+	struct ctl_cmd	 cmd;
+	char		*buf = NULL, *line, *save = NULL;
+	size_t		 len = 0, n;
+	FILE		*mem;
+
+	if ((mem = open_memstream(&buf, &len)) == NULL)
+		return;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.def = &command_table(NULL)[CMD_ID_INFO_SESSIONS];
+	cmd.argc = 2;
+	cmd.argv = argv;
+	cmd.args = argv + 2;
+	ctl_out = mem;
+	ctl_quiet = 1;
+	json_output = 0;
+	if (timeout_s == 0 || timeout_s > 2)
+		timeout_s = 2;
+	(void)ctl_run(rdir, &cmd);
+	ctl_out = stdout;
+	ctl_quiet = 0;
+	if (fclose(mem) != 0) {
+		free(buf);
+		return;
+	}
+	/* The header and the closing message do not start with an id. */
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		line += strspn(line, " ");
+		n = strspn(line, "0123456789");
+		if (n > 0 && line[n] == ' ' &&
+		    strncmp(line, prefix, strlen(prefix)) == 0)
+			fprintf(out, "%.*s\n", (int)n, line);
+	}
+	free(buf);
+}
+
+/*
+ * 'completion SHELL' and the scripts' 'completion words WORD...'.
+ * 'global' says how this file's options complete, in the language of
+ * commands.def's "complete" column: keep it with main()'s longopts.
+ */
+static int
+completion_local(int nargs, char **args)
+{
+	static const char global[] = "--runtime-dir=@dir -r=@dir --json -j "
+	    "--timeout=0|5|30|60|300 -t=0|5|30|60|300 --help -h --version -V";
+	char	 err[256];
+
+	if (nargs >= 1 && strcmp(args[0], "words") == 0)
+		return complete_words(nargs - 1, args + 1, global, stdout,
+		    complete_sessions);
+	if (command_check_args(&command_table(NULL)[CMD_ID_COMPLETION], nargs,
+	    err, sizeof(err)) == -1) {
+		ctl_warnx("%s", err);
+		return EXIT_USAGE;
+	}
+	if (complete_script(args[0], stdout) == -1) {
+		ctl_warnx("completion: no script for '%.64s': bash, zsh or "
+		    "fish", args[0]);
+		return EXIT_USAGE;
+	}
+	return EXIT_DONE;
+}
+
 /* A timeout in whole seconds, 0 to TIMEOUT_MAX.  Returns 0 or -1. */
 static int
 parse_timeout(const char *s)
@@ -1086,6 +1164,7 @@ main(int argc, char *argv[])
 	char		 err[512];
 	int		 ch, consumed, ret;
 
+	ctl_out = stdout;
 	opterr = 0;
 	/* '+': options end at the command, whose words may look like
 	 * options ("info sessions --pid 12"). */
@@ -1147,6 +1226,10 @@ main(int argc, char *argv[])
 	if (cmd.def->id == CMD_ID_PRINT || cmd.def->id == CMD_ID_STATS ||
 	    cmd.def->id == CMD_ID_EXPORT)
 		json_done = 1;		/* their own output, --json or not */
+	/* The scripts' 'completion words' takes any number of words. */
+	if (cmd.def->id == CMD_ID_COMPLETION)
+		return finish(completion_local(argc - consumed,
+		    argv + consumed));
 	if (cmd.def->id == CMD_ID_PRINT)
 		return finish(print_main(argc - consumed, argv + consumed,
 		    json_output));

@@ -9,6 +9,7 @@
 #define TRACED_CTL_TRACECTL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Exit statuses (man/tracectl.1, STYLE.md section 4). */
 #define EXIT_DONE		0
@@ -66,5 +67,36 @@ int	ctl_query(const char *rdir, int argc, char **argv, int timeout,
  * EXIT_UNREACHABLE when a snapshot could not be had.
  */
 int	top_main(int nargs, char **args, int json, const char *rdir);
+
+/* complete.c */
+
+/*
+ * Print on 'out' the ids of the running daemon's newest sessions that
+ * start with 'prefix', one a line; the daemon is the one in 'rdir' (-r
+ * on the command line being completed) or found as usual when NULL.
+ * Says nothing on failure: no daemon, no ids.
+ */
+typedef void (*complete_sessions_cb)(const char *rdir, const char *prefix,
+    FILE *out);
+
+/*
+ * 'tracectl completion words WORD...': words[0..n) are the words of a
+ * command line after "tracectl", the last one the word under the
+ * cursor (maybe empty).  Prints on 'out' what a shell may put there,
+ * one word a line, those that start with the last word only; ":dirs"
+ * or ":files" when the shell should offer names from the file system.
+ * 'global' is how tracectl's own options complete (the "complete"
+ * column's language, proto/commands.def); 'sessions' answers @session.
+ * Returns EXIT_DONE whatever the words: a shell shows what is printed.
+ */
+int	complete_words(int n, char **words, const char *global, FILE *out,
+	    complete_sessions_cb sessions);
+
+/*
+ * 'tracectl completion SHELL': print the completion script of "bash",
+ * "zsh" or "fish" on 'out'.  Returns 0, or -1 (and prints nothing) for
+ * another shell.
+ */
+int	complete_script(const char *shell, FILE *out);
 
 #endif /* TRACED_CTL_TRACECTL_H */

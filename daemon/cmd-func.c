@@ -16,7 +16,15 @@
  *
  * The two that change rules answer once every process concerned has
  * carried out the change (its FUNC_STATS says so), or after 2 s, so
- * that when tracectl returns the sites are patched.  Loop thread.
+ * that when tracectl returns the sites are patched.
+ *
+ * A tracer rule may name a tracer no process has yet: tracectl(1) and
+ * libtraced(3) promise that it applies to processes that start later,
+ * and a program's own tracer is only known once it runs.  So a name no
+ * tracer could have ('Graph', 'a:b', a dot) is refused, with the
+ * closest known name; a name no known tracer has (libtraced's own, or
+ * one a running process registered) is kept, and the reply says so,
+ * with the closest name, as trace-event does for events.  Loop thread.
  */
 #include <sys/mman.h>
 
@@ -35,6 +43,7 @@
 #include "outdir.h"
 #include "rule.h"
 #include "session.h"
+#include "text.h"
 
 #define FUNC_WAIT_MS	2000
 
@@ -49,6 +58,10 @@ struct func_wait {
 	char		 pattern[COMMAND_PATTERN_MAX + 1];
 	unsigned	 nmatch;	/* functions (or tracers) matching */
 	unsigned	 nprocs;	/* processes having some */
+	unsigned	 nfunc;		/* processes tracing functions */
+	int		 unknown;	/* tracer: matches no known one */
+	char		 hint[TRACED_TRACER_NAME_SIZE + 32]; /* unknown: " (did
+					   you mean 'x'?)" or "" */
 	size_t		 n;
 	struct {
 		uint32_t	 session;
@@ -102,6 +115,14 @@ func_wait_cb(struct reply *r, void *arg, int timed_out)
 		    w->pattern, w->nmatch, w->kind == FUNC_RULE_TRACER ?
 		    "tracer" : "function", w->nmatch == 1 ? "" : "s",
 		    w->nprocs, w->nprocs == 1 ? "" : "es", extra);
+	else if (w->kind == FUNC_RULE_TRACER && w->unknown)
+		reply_message(r, "tracer '%s' %s: no tracer of libtraced "
+		    "(graph, latency) nor of the %u running process%s that "
+		    "trace%s functions matches it%s; the rule applies to any "
+		    "process that registers one later ('tracer %s delete' "
+		    "removes it)%s", w->pattern, w->on ? "on" : "off",
+		    w->nfunc, w->nfunc == 1 ? "" : "es",
+		    w->nfunc == 1 ? "s" : "", w->hint, w->pattern, extra);
 	else if (w->kind == FUNC_RULE_TRACER)
 		reply_message(r, "tracer '%s' %s: in %u running process%s and "
 		    "in every process that starts later%s", w->pattern,
@@ -146,6 +167,81 @@ cmd_func_rules_list(struct reply *r, int kind)
 			    "tracer " : "", rules[i].pattern);
 }
 
+/* The tracers every libtraced registers (ft_tracers_init() in
+ * client-lib/functrace/tracer.c): known with no process running. */
+static const char *const tracer_builtins[] = { "graph", "latency" };
+
+/*
+ * Could the glob 'pattern' match a tracer's name, 1 to
+ * TRACED_TRACER_NAME_SIZE - 1 characters from [a-z0-9_-]?  Not with a
+ * ':' (a tracer has no scope), nor any other character, nor, without a
+ * wildcard, when it is longer than a name.
+ */
+static int
+tracer_name_possible(const char *pattern)
+{
+	const char	*p;
+	int		 glob = 0;
+
+	for (p = pattern; *p != '\0'; p++) {
+		if (strchr("*?[]!^\\", *p) != NULL)
+			glob = 1;
+		else if (!((*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+			return 0;
+	}
+	return glob || (size_t)(p - pattern) < TRACED_TRACER_NAME_SIZE;
+}
+
+/* Keep 'name' in best/bestd if it is closer to 'pattern' (n bytes). */
+static void
+tracer_closer(const char *pattern, size_t n, const char *name,
+    size_t max, char *best, size_t *bestd)
+{
+	size_t	d = text_distance(pattern, n, name, max);
+
+	if (d < *bestd) {
+		*bestd = d;
+		snprintf(best, TRACED_TRACER_NAME_SIZE, "%s", name);
+	}
+}
+
+/*
+ * Does 'pattern' match a known tracer: libtraced's own, or one that a
+ * running process registered?  Whether or not, 'hint' gets " (did you
+ * mean 'NAME'?)" with the closest known name that is a typo away (for
+ * a pattern without wildcards), or "".
+ */
+static int
+tracer_known(const char *pattern, char *hint, size_t size)
+{
+	char		 best[TRACED_TRACER_NAME_SIZE] = "";
+	size_t		 n = strlen(pattern), bestd = 99, max, i;
+	struct session	*s;
+	int		 known = 0;
+
+	max = n < 6 ? 1 : n < 12 ? 2 : 3;
+	for (i = 0; i < sizeof(tracer_builtins) / sizeof(tracer_builtins[0]);
+	    i++) {
+		known |= rule_match(pattern, NULL, tracer_builtins[i]);
+		tracer_closer(pattern, n, tracer_builtins[i], max, best,
+		    &bestd);
+	}
+	TAILQ_FOREACH(s, &sessions, entry)
+		for (i = 0; s->fn != NULL && i < TRACED_TRACERS_MAX; i++) {
+			if (!s->fn->tracers[i].present)
+				continue;
+			known |= rule_match(pattern, NULL,
+			    s->fn->tracers[i].name);
+			tracer_closer(pattern, n, s->fn->tracers[i].name, max,
+			    best, &bestd);
+		}
+	hint[0] = '\0';
+	if (!known && bestd <= max && strpbrk(pattern, "*?[") == NULL)
+		snprintf(hint, size, " (did you mean '%s'?)", best);
+	return known;
+}
+
 /*
  * trace-func or tracer: add a rule (on, off), delete one, list or
  * reset them; answer once the processes carried the change out.
@@ -185,6 +281,15 @@ func_rule_cmd(struct reply *r, int kind, int argc, char **argv)
 			    "'%s'", argv[1]);
 			return TRACED_CTL_USAGE;
 		}
+		if (kind == FUNC_RULE_TRACER && op == FUNC_OP_SET &&
+		    !tracer_name_possible(argv[0])) {
+			(void)tracer_known(argv[0], err, sizeof(err));
+			reply_error(r, "tracer '%s': no tracer can match it%s: "
+			    "a tracer's name is 1 to %d characters from a-z, "
+			    "0-9, '_' and '-' (see 'tracectl info tracers')",
+			    argv[0], err, TRACED_TRACER_NAME_SIZE - 1);
+			return TRACED_CTL_USAGE;
+		}
 	}
 	TAILQ_FOREACH(s, &sessions, entry)
 		n++;
@@ -196,6 +301,9 @@ func_rule_cmd(struct reply *r, int kind, int argc, char **argv)
 	w->kind = kind;
 	w->on = on;
 	w->op = op;
+	if (kind == FUNC_RULE_TRACER && op == FUNC_OP_SET)
+		w->unknown = !tracer_known(argv[0], w->hint,
+		    sizeof(w->hint));
 	snprintf(w->pattern, sizeof(w->pattern), "%s", op == FUNC_OP_RESET ?
 	    "" : argv[0]);
 	if (op == FUNC_OP_SET)
@@ -220,6 +328,7 @@ func_rule_cmd(struct reply *r, int kind, int argc, char **argv)
 
 		if (fn == NULL || s->closing)
 			continue;
+		w->nfunc++;
 		if (op == FUNC_OP_RESET)
 			;	/* nothing matches: every one changes back */
 		else if (kind == FUNC_RULE_FUNC) {

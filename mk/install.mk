@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # make install PREFIX=... DESTDIR=...: programs, library, header, pc file,
-# man pages, systemd units.
+# man pages, shell completion, systemd units.
 
 MANPAGES := $(wildcard man/*.[1-8])
 
@@ -14,6 +14,11 @@ SYSCONFDIR	?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR	?= $(PREFIX)/lib/tmpfiles.d
 CONFIG_OPT	= $(if $(filter /etc,$(SYSCONFDIR)),, --config $(SYSCONFDIR)/traced/traced.conf)
+
+# Shell completion scripts (generated: see COMPLETIONS in the Makefile).
+BASHCOMPDIR	?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR	?= $(DATADIR)/zsh/vendor-completions
+FISHCOMPDIR	?= $(DATADIR)/fish/vendor_completions.d
 
 # Programs linked with libtraced from a prefix the dynamic linker does
 # not search (anything but /usr/lib and /lib) find it through a run
@@ -39,9 +44,13 @@ install: all
 		s=$${m##*.}; $(INSTALL) -d $(DESTDIR)$(MANDIR)/man$$s; \
 		$(INSTALL) -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/; \
 	done
-	$(INSTALL) -d $(DESTDIR)$(DATADIR)/bash-completion/completions
-	$(INSTALL) -m 644 completion/tracectl.bash \
-		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
+	@# Completion: where each shell's package looks on Debian.
+	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(FISHCOMPDIR)
+	$(INSTALL) -m 644 $(O)/completion/tracectl.bash \
+		$(DESTDIR)$(BASHCOMPDIR)/tracectl
+	$(INSTALL) -m 644 $(O)/completion/_tracectl $(DESTDIR)$(ZSHCOMPDIR)/
+	$(INSTALL) -m 644 $(O)/completion/tracectl.fish $(DESTDIR)$(FISHCOMPDIR)/
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/traced
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUSERUNITDIR)
@@ -67,7 +76,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/traced $(DESTDIR)$(BINDIR)/tracectl \
 		$(DESTDIR)$(BINDIR)/tracegen $(DESTDIR)$(LIBDIR)/libtraced.* \
 		$(DESTDIR)$(INCLUDEDIR)/traced.h $(DESTDIR)$(PKGCONFIGDIR)/libtraced.pc \
-		$(DESTDIR)$(DATADIR)/bash-completion/completions/tracectl
+		$(DESTDIR)$(BASHCOMPDIR)/tracectl \
+		$(DESTDIR)$(ZSHCOMPDIR)/_tracectl \
+		$(DESTDIR)$(FISHCOMPDIR)/tracectl.fish
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/traced
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(SYSTEMD_UNITS)) \
 		$(addprefix $(DESTDIR)$(SYSTEMDUSERUNITDIR)/,$(SYSTEMD_UNITS)) \

@@ -39,6 +39,7 @@ test_readcmd_OBJS	:= $(O)/ctl/readcmd.o $(O)/ctl/reader.o \
 			   $(O)/ctl/tracedir-stream.o $(O)/ctl/tracedir-io.o
 test_config_OBJS	:= $(O)/daemon/config.o
 test_command_OBJS	:=
+test_complete_OBJS	:= $(O)/ctl/complete.o
 test_control_OBJS	:= $(O)/daemon/control.o $(O)/daemon/reply.o \
 			   $(O)/daemon/limits.o $(O)/daemon/config.o \
 			   $(O)/daemon/sock.o $(O)/daemon/fsdir.o \

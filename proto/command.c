@@ -23,8 +23,8 @@
 #include "text.h"
 
 static const struct command_def command_defs[] = {
-#define CMD(id, name, usage, min, max, flags, help)			\
-	{ CMD_ID_##id, name, usage, min, max, flags, help },
+#define CMD(id, name, usage, min, max, flags, help, complete)		\
+	{ CMD_ID_##id, name, usage, min, max, flags, help, complete },
 #include "commands.def"
 #undef CMD
 };

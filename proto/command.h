@@ -28,7 +28,8 @@
 #define COMMAND_WORDS_MAX	2
 
 enum command_id {
-#define CMD(id, name, usage, min, max, flags, help) CMD_ID_##id,
+#define CMD(id, name, usage, min, max, flags, help, complete)	\
+	CMD_ID_##id,
 #include "commands.def"
 #undef CMD
 	CMD_ID_COUNT
@@ -43,6 +44,8 @@ struct command_def {
 	int		 args_max;
 	unsigned	 flags;		/* CMD_F_* */
 	const char	*help;		/* one line, no final period */
+	const char	*complete;	/* what the shells offer for the
+					   arguments (commands.def) */
 };
 
 /*

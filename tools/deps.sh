@@ -44,6 +44,9 @@ for set in "$@"; do
 		need_cmd tmux tmux
 		need_cmd protoc protobuf-compiler
 		need_cmd python3 python3
+		# the shells whose completion 131 and 132 drive
+		need_cmd zsh zsh
+		need_cmd fish fish
 		need_cmd xz xz-utils
 		# formats the man pages (015)
 		need_cmd groff groff-base

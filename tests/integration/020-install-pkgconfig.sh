@@ -12,7 +12,10 @@ make -s -C "$SRC" O="$O" install PREFIX="$P" >/dev/null ||
 	fail "make install PREFIX=$P"
 for f in bin/traced bin/tracectl bin/tracegen lib/libtraced.so \
 	lib/libtraced.so.1 lib/libtraced.a include/traced.h \
-	include/traced/ring.h lib/pkgconfig/libtraced.pc; do
+	include/traced/ring.h lib/pkgconfig/libtraced.pc \
+	share/bash-completion/completions/tracectl \
+	share/zsh/vendor-completions/_tracectl \
+	share/fish/vendor_completions.d/tracectl.fish; do
 	[ -e "$P/$f" ] || fail "make install did not install $f"
 done
 grep -q "^prefix=$P\$" "$P/lib/pkgconfig/libtraced.pc" ||

@@ -10,7 +10,8 @@
 #            count sees every call again
 # Then the program removes its tracer while another thread is inside
 # its callback: traced_tracer_unregister() waits for it, and no callback
-# runs once it has returned.  info tracers shows both tracers and rules.
+# runs once it has returned.  info tracers shows both tracers and rules;
+# a typo of the program's tracer's name is answered with that name.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ftlib.sh"
 
@@ -29,6 +30,12 @@ for v in $FT_VARIANTS; do
 	pid=$!
 	wait_for 10 sh -c "'$BIN/tracectl' info tracers | grep -q 'count.*\[$pid\] on'" ||
 		fail "$v: the daemon never saw its tracer: $(ctl info tracers)"
+	# A running program's tracer is a known name too: a typo of it is
+	# kept (it may be a tracer to come) and the reply names it.
+	out=$(ctl tracer cuont on) || fail "$v: tracer cuont on: exit $?"
+	[ "$out" = "tracer 'cuont' on: no tracer of libtraced (graph, latency) nor of the 1 running process that traces functions matches it (did you mean 'count'?); the rule applies to any process that registers one later ('tracer cuont delete' removes it)" ] ||
+		fail "$v: tracer cuont on: $out"
+	ctl tracer cuont delete >/dev/null || fail "$v: tracer cuont delete"
 	touch "$D/go-1"
 	wait_for 30 test -e "$D/done-1" || fail "$v: phase 1 did not end"
 	out=$(ctl tracer count off) || fail "$v: tracer count off: $out"

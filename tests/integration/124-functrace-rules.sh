@@ -91,4 +91,40 @@ start_daemon
 [ "$(ctl trace-func list | grep -c '^ *[0-9]')" = 0 ] && [ "$(ctl tracer list | grep -c '^ *[0-9]')" = 0 ] ||
 	fail "reset rules came back after a restart: $(ctl trace-func list; ctl tracer list)"
 ok "trace-func and tracer rules: list, info trace-rules, delete, reset, kept so across a restart"
+
+# Tracer names (issue 29, point 5).  One no tracer could have is refused
+# with the closest known name; one no known tracer has (libtraced's own,
+# or a running process's: none runs now) is kept for a program that
+# registers it later, and the reply says so, with the closest name.
+set -f	# 'lua:*' is a word, not a file name
+for args in "Graph on| (did you mean 'graph'?)" "lua:*|" "lat.ency off| (did you mean 'latency'?)" \
+    "$(printf '%040d' 0) on|"; do
+	name=${args%%|*}
+	hint=${args#*|}
+	set -- $name
+	[ $# = 2 ] || set -- "$1" on
+	rc=0
+	ctl tracer "$@" > "$T/out" 2>&1 || rc=$?
+	[ $rc = 2 ] && grep -qF "tracectl: tracer '$1': no tracer can match it$hint: a tracer's name is 1 to 31 characters from a-z, 0-9, '_' and '-'" "$T/out" ||
+		fail "tracer $*: exit $rc: $(cat "$T/out")"
+done
+set +f
+[ "$(ctl --json tracer Graph on | jq -r '.status + " " + .message')" = "usage tracer 'Graph': no tracer can match it (did you mean 'graph'?): a tracer's name is 1 to 31 characters from a-z, 0-9, '_' and '-' (see 'tracectl info tracers')" ] ||
+	fail "tracer Graph on --json: $(ctl --json tracer Graph on)"
+ctl tracer list | grep -q "no tracer rule" || fail "a refused name became a rule: $(ctl tracer list)"
+out=$(ctl tracer grpah on) || fail "tracer grpah on: exit $?"
+[ "$out" = "tracer 'grpah' on: no tracer of libtraced (graph, latency) nor of the 0 running processes that trace functions matches it (did you mean 'graph'?); the rule applies to any process that registers one later ('tracer grpah delete' removes it)" ] ||
+	fail "tracer grpah on: $out"
+out=$(ctl tracer my-own off) || fail "tracer my-own off: exit $?"
+echo "$out" | grep -q "^tracer 'my-own' off: no tracer of libtraced .* matches it; the rule applies to any process that registers one later" ||
+	fail "tracer my-own off: $out"
+for known in "latency on" "gr* off" "graph on"; do
+	out=$(ctl tracer "${known% *}" "${known#* }") || fail "tracer $known: exit $?"
+	[ "$out" = "tracer '${known% *}' ${known#* }: in 0 running processes and in every process that starts later" ] ||
+		fail "tracer $known: $out"
+done
+[ "$(ctl tracer list | sed -n 's/^ *[0-9]*  *\(on\|off\)  *tracer //p' | tr '\n' ' ')" = "grpah my-own latency gr* graph " ] ||
+	fail "tracer list: $(ctl tracer list)"
+ctl tracer grpah delete | grep -q "rule 'grpah' removed" || fail "tracer grpah delete"
+ok "tracer names: impossible ones refused (exit 2, did you mean), unknown ones kept with a warning and a did-you-mean"
 stop_daemon
