@@ -140,10 +140,13 @@ ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
 $(O)/client-lib/functrace/dispatch.o: P_CFLAGS += -mgeneral-regs-only
 endif
 
+# -z nodelete: libtraced runs threads of its own; when it came with a
+# dlopen()ed library, a dlclose() of that library must not unmap it.
 $(LIBSO): $(LIB_OBJS) $(LIB_PROTO_OBJS) client-lib/libtraced.map
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared -Wl,-soname,libtraced.so.$(SOVERSION) \
 		-Wl,--version-script=client-lib/libtraced.map -Wl,-z,defs \
+		-Wl,-z,nodelete \
 		$(P_LDFLAGS) $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_PROTO_OBJS) -ldl
 
 $(O)/lib/libtraced.so: $(LIBSO)
