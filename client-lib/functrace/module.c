@@ -910,11 +910,17 @@ ft_modules_scan_locked(void)
 			added_funcs = 1;
 	}
 	munmap(objs.o, FT_SCAN_MAX * sizeof(*objs.o));
-	/* libelf stays only while it is of use. */
-	if (opened)
-		ft_libelf_close();
 	if (added_funcs)
 		ft.have_funcs = 1;
+	/*
+	 * libelf stays only while it is of use: for good once something is
+	 * instrumented.  Then a later scan never dlopen()s it, which on the
+	 * connection thread, under ft.lock, would wait for the loader's
+	 * lock while a constructor inside dlopen() held it and called
+	 * dlopen() in turn (ours, which takes ft.lock).
+	 */
+	if (opened && !ft.have_funcs)
+		ft_libelf_close();
 	if ((added_funcs || lost_funcs) && ft_ftab_rebuild_locked() == -1)
 		return -1;
 	return changed;
