@@ -144,9 +144,10 @@ ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
 $(O)/client-lib/functrace/dispatch.o: P_CFLAGS += -mgeneral-regs-only
 endif
 
-# -z nodelete: once loaded, libtraced stays (a plugin that brought it in
-# may be dlclose()d): its connection thread, its TLS destructors and the
-# on_exit() handler that reports the exit status all run its code later.
+# -z nodelete: once loaded, libtraced stays: it runs threads of its own,
+# TLS destructors and the on_exit() handler that reports the exit
+# status, and when it came with a dlopen()ed library, a dlclose() of that
+# library must not unmap it.
 $(LIBSO): $(LIB_OBJS) $(LIB_PROTO_OBJS) client-lib/libtraced.map
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared -Wl,-soname,libtraced.so.$(SOVERSION) \

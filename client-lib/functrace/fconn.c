@@ -10,9 +10,11 @@
  * Setup runs from libtraced's constructor, before main(): it finds the
  * instrumented objects and, if there are any, registers the built-in
  * provider (graph's records), which connects to the daemon; it then
- * waits, as long as the provider did, for the daemon's first FUNC_APPLY
- * to be carried out, so that a short program's first calls are traced
- * when rules say so.  Without instrumented code nothing more happens.
+ * waits, as long as the provider did, until the daemon carried out the
+ * functions of every object, so that a short program's first calls are
+ * traced when rules say so.  Without instrumented code nothing more
+ * happens.  A dlopen() that brings instrumented objects does the same
+ * before it returns (dlopen.c, ft_dlopen_done()).
  *
  * ft.lock; when lib.lock is held too, it was taken first.
  */
@@ -74,39 +76,97 @@ ft_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The objects with functions (one FUNCS each).  ft.lock held. */
+/*
+ * The FUNCS this connection will have sent once every object loaded
+ * now is told: those sent (gone since or not) and those to send.  The
+ * daemon's 'funcs' counts the same, so a dlclose()d object, once told,
+ * still counts.  ft.lock held.
+ */
 static uint32_t
-ft_funcs_modules_locked(void)
+ft_funcs_due_locked(void)
 {
 	const struct ft_module *m;
 	uint32_t n = 0;
 
 	for (m = ft.modules; m != NULL; m = m->next)
-		if (m->state != NULL && !m->gone)
+		if (m->state != NULL && (m->sent || !m->gone))
 			n++;
 	return n;
+}
+
+/* Register the built-in provider (graph's records), once. */
+static void
+ft_provider_start(void)
+{
+	if (__atomic_exchange_n(&ft.provider_done, 1, __ATOMIC_ACQ_REL) == 0)
+		traced_provider_register(&ft_provider);
+}
+
+/*
+ * Wait until the daemon carried out the functions of every object
+ * loaded now, as the provider waits for its rules: at most
+ * TRACED_CONNECT_TIMEOUT_MS, and not at all without a connection.
+ * 'when' names the moment for TRACED_DEBUG.  No lock held.
+ *
+ * The caller may hold the loader's lock (a constructor run by
+ * dlopen()): what it waits for, the connection thread's scan and
+ * patch, takes only the lock dl_iterate_phdr() takes, which dlopen()
+ * does not hold while constructors run, and loads libelf only for an
+ * object it has not read, which the caller has read already.
+ */
+static void
+ft_wait_applied(const char *when)
+{
+	struct timespec deadline;
+	uint32_t want;
+
+	if (!__atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
+		return;
+	lib_deadline_after(&deadline, lib.connect_timeout_ms);
+	pthread_mutex_lock(&ft.lock);
+	want = ft_funcs_due_locked();
+	while ((ft.gen_applied == 0 || ft.funcs_applied < want) &&
+	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
+		if (pthread_cond_timedwait(&ft.cond, &ft.lock, &deadline) ==
+		    ETIMEDOUT) {
+			DEBUG("function tracing: %s: %u of %u objects' "
+			    "functions carried out in %d ms, going on", when,
+			    ft.funcs_applied, want, lib.connect_timeout_ms);
+			break;
+		}
+	pthread_mutex_unlock(&ft.lock);
+}
+
+/* TRACED=0: no tracing at all, function tracing included. */
+static int
+ft_off_by_env(void)
+{
+	const char *env = getenv("TRACED");
+
+	return env != NULL && strcmp(env, "0") == 0;
 }
 
 /*
  * Before main(): find the instrumented objects; with some, register the
  * built-in provider and wait for the daemon's word on all of them.
+ * When libtraced itself comes with a dlopen() (a program that does not
+ * link it loads an instrumented library that does), this runs inside
+ * that dlopen(), before the library's own constructors: the same wait
+ * then makes the library patched before any of its code runs.
  */
 static void ft_ctor(void) __attribute__((constructor));
 
 static void
 ft_ctor(void)
 {
-	struct timespec deadline;
 	const char *env;
-	uint32_t want;
 	int have;
 
 	/*
 	 * The library itself is set up only if there is something to
 	 * trace: a program without instrumented code pays the scan only.
 	 */
-	env = getenv("TRACED");
-	if (env != NULL && strcmp(env, "0") == 0)
+	if (ft_off_by_env())
 		return;
 	if (!lib.initialized) {
 		env = getenv("TRACED_DEBUG");
@@ -126,16 +186,7 @@ ft_ctor(void)
 	ft_init();
 	if (lib.disabled)
 		return;
-	traced_provider_register(&ft_provider);
-	if (!__atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += lib.connect_timeout_ms / 1000;
-	deadline.tv_nsec += (long)(lib.connect_timeout_ms % 1000) * 1000000;
-	if (deadline.tv_nsec >= 1000000000) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000;
-	}
+	ft_provider_start();
 	/*
 	 * Until the daemon carried out the functions of every object
 	 * loaded now: the executable and each library alike.  A FUNC_APPLY
@@ -143,18 +194,46 @@ ft_ctor(void)
 	 * first one only let main() start before a big library was
 	 * patched (issue 29).
 	 */
+	ft_wait_applied("before main()");
+}
+
+/*
+ * A dlopen() of the program's returned (functrace/dlopen.c): if it
+ * brought instrumented objects, read them, tell the daemon and wait for
+ * its word, as ft_ctor() does before main(), so that they are patched
+ * as the rules say before dlopen() returns.  Their constructors have
+ * run already.  Any application thread, no lock held.
+ */
+void
+ft_dlopen_done(void)
+{
+	const struct ft_module *m;
+	uint32_t first;
+	int added = 0;
+
+	if (ft_off_by_env())
+		return;
+	pthread_once(&ft_once, ft_init_once);
+	if (ft.unsupported)
+		return;
 	pthread_mutex_lock(&ft.lock);
-	want = ft_funcs_modules_locked();
-	while ((ft.gen_applied == 0 || ft.funcs_applied < want) &&
-	    __atomic_load_n(&lib.connected, __ATOMIC_RELAXED))
-		if (pthread_cond_timedwait(&ft.cond, &ft.lock, &deadline) ==
-		    ETIMEDOUT) {
-			DEBUG("function tracing: %u of %u objects' functions "
-			    "carried out in %d ms, going on", ft.funcs_applied,
-			    want, lib.connect_timeout_ms);
-			break;
-		}
+	first = ft.nmodules;
+	(void)ft_modules_scan_locked();
+	for (m = ft.modules; m != NULL; m = m->next)
+		if (m->index >= first && m->state != NULL)
+			added = 1;
+	ft.scan_at = ft_now_ms() + 1000;
 	pthread_mutex_unlock(&ft.lock);
+	if (!added)
+		return;
+	ft_init();
+	if (lib.disabled)
+		return;
+	/* The first instrumented code may come now: its records need
+	 * the provider, which connects if nothing did yet. */
+	ft_provider_start();
+	lib_wake();
+	ft_wait_applied("dlopen()");
 }
 
 /* ---- sending ---------------------------------------------------------- */
@@ -363,7 +442,8 @@ ft_service(void)
 			sync = 1;
 			send = ft.have_funcs;
 		}
-		if (rc > 0 && ft.have_funcs && !ft.provider_done) {
+		if (rc > 0 && ft.have_funcs &&
+		    !__atomic_load_n(&ft.provider_done, __ATOMIC_ACQUIRE)) {
 			/* Instrumented code came with a dlopen(). */
 			ft.provider_wanted = 1;
 		}
@@ -403,10 +483,8 @@ ft_service(void)
 	}
 	send |= ft.stats_due;
 	pthread_mutex_unlock(&ft.lock);
-	if (ft.provider_wanted && !ft.provider_done) {
-		ft.provider_done = 1;
-		traced_provider_register(&ft_provider);
-	}
+	if (ft.provider_wanted)
+		ft_provider_start();
 	return send;
 }
 

@@ -19,6 +19,8 @@
  *                  runs: every other thread stopped, or proven outside
  *                  the sites
  *   fconn.c        what the connection thread sends and applies
+ *   dlopen.c       libtraced's dlopen(), in front of libc's: objects it
+ *                  brings are patched before it returns
  *
  * Threads: the hot path runs on every application thread, in signal
  * handlers too, and takes no lock.  Everything else runs on the
@@ -105,6 +107,8 @@ struct ft_fref {
 };
 
 struct ft_ftab {
+	struct ft_ftab	*prev;		/* the one it replaced: never freed, a
+					   thread may still read it */
 	uint64_t	 mask;		/* slots - 1 */
 	struct ft_fref	 slot[];	/* open addressing, key 0: empty */
 };
@@ -216,13 +220,19 @@ int	ft_modules_scan_locked(void) TRACED_HIDDEN;
 const char *ft_func_name(const struct ft_module *m, const struct ft_func *f)
 	    TRACED_HIDDEN;
 int	ft_state_memfd_atfork_child(void) TRACED_HIDDEN;
+int	ft_module_intact(const struct ft_module *m) TRACED_HIDDEN;
+void	ft_module_forget(struct ft_module *m) TRACED_HIDDEN;
 
 /* patch.c */
 int	ft_patch_sync_locked(void) TRACED_HIDDEN;
 void	ft_patch_atfork_child(void) TRACED_HIDDEN;
 
+/* dlopen.c */
+void	*ft_dlopen_real(const char *file, int mode) TRACED_HIDDEN;
+
 /* fconn.c */
 void	ft_init(void) TRACED_HIDDEN;
+void	ft_dlopen_done(void) TRACED_HIDDEN;
 int	ft_service(void) TRACED_HIDDEN;
 int	ft_send_pending_locked(int sock) TRACED_HIDDEN;
 void	ft_conn_down_locked(void) TRACED_HIDDEN;

@@ -74,7 +74,7 @@ ft_libelf_open(void)
 {
 	if (le.h != NULL)
 		return 0;
-	le.h = dlopen("libelf.so.1", RTLD_NOW | RTLD_LOCAL);
+	le.h = ft_dlopen_real("libelf.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (le.h == NULL) {
 		DEBUG("function tracing: cannot load libelf.so.1 (%s): no "
 		    "function is traced (apt-get install libelf1)", dlerror());
@@ -117,6 +117,8 @@ struct ft_obj {
 		uintptr_t	 start, end;
 		int		 prot;
 	}		 seg[8];
+	int		 reloaded;	/* a module of that name and base is
+					   another load of it */
 };
 
 struct ft_objs {
@@ -124,6 +126,8 @@ struct ft_objs {
 	int		 n;
 	unsigned long long adds, subs;
 };
+
+static int ft_obj_reloaded(const struct ft_obj *o);
 
 /* The NT_GNU_BUILD_ID note of a PT_NOTE segment in memory. */
 static void
@@ -198,6 +202,8 @@ ft_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (o->lo == UINTPTR_MAX)
 		return 0;
+	/* Here, under the loader's lock: it cannot be unmapped meanwhile. */
+	o->reloaded = ft_obj_reloaded(o);
 	objs->n++;
 	return 0;
 }
@@ -350,6 +356,65 @@ ft_site_kind(const struct ft_module *m, uintptr_t a, char listed)
 	}
 	return 0;
 }
+
+/*
+ * Do m's sites hold what m says of them: a call to its trampoline where
+ * patched, one five-byte nop where converted?  A dlclose() and a
+ * dlopen() of the same file at the same base give fresh text, which
+ * the counters of the old load do not describe (it would never be
+ * patched again, or be written as if converted).  1 or 0.  Under
+ * ft.lock, with m known to be mapped.
+ */
+int
+ft_module_intact(const struct ft_module *m)
+{
+	const unsigned char *p;
+	uint32_t k;
+	int32_t rel;
+
+	for (k = 0; k < m->nfuncs; k++) {
+		const struct ft_func *f = &m->funcs[k];
+
+		if (f->site == 0 || (!f->patched && !f->converted))
+			continue;
+		p = (const unsigned char *)f->site;
+		if (!f->patched) {
+			if (memcmp(p, ft_nop5, 5) != 0)
+				return 0;
+			continue;
+		}
+		memcpy(&rel, p + 1, 4);
+		if (p[0] != 0xe8 || m->tramp == 0 ||
+		    f->site + 5 + (uintptr_t)(intptr_t)rel != m->tramp)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Is object o, just found by dl_iterate_phdr(), a new load of a module
+ * of the same name at the same base, rather than that module?  Another
+ * build id, other segments, or sites that are not as the module left
+ * them.  ft.lock and the loader's lock held.
+ */
+static int
+ft_obj_reloaded(const struct ft_obj *o)
+{
+	const struct ft_module *m;
+
+	for (m = ft.modules; m != NULL; m = m->next)
+		if (!m->gone && m->base == o->base &&
+		    strcmp(m->dlname, o->path) == 0)
+			break;
+	if (m == NULL)
+		return 0;
+	if (m->build_id_len != o->build_id_len ||
+	    memcmp(m->build_id, o->build_id, o->build_id_len) != 0 ||
+	    m->nseg != o->nseg || memcmp(m->seg, o->seg, sizeof(m->seg)) != 0)
+		return 1;
+	return !ft_module_intact(m);
+}
+
 
 struct ft_site {
 	uintptr_t	 addr;
@@ -655,6 +720,7 @@ ft_ftab_rebuild_locked(void)
 	if (tab == NULL)
 		return -1;
 	tab->mask = size - 1;
+	tab->prev = ft_ftab;
 	for (m = ft.modules; m != NULL; m = m->next) {
 		if (m->gone || m->state == NULL)
 			continue;
@@ -686,6 +752,23 @@ ft_ftab_rebuild_locked(void)
 
 /* ---- scanning --------------------------------------------------------- */
 
+/*
+ * m was unloaded: never touch it again.  Its patched sites went with
+ * its text, so they no longer count as patched.  Under ft.lock.
+ */
+void
+ft_module_forget(struct ft_module *m)
+{
+	uint32_t k;
+
+	m->gone = 1;
+	for (k = 0; k < m->nfuncs; k++)
+		if (m->funcs[k].patched) {
+			m->funcs[k].patched = 0;
+			ft.patched--;
+		}
+}
+
 static int
 ft_self_marker(void)
 {
@@ -702,7 +785,8 @@ ft_modules_scan_locked(void)
 {
 	struct ft_objs objs;
 	struct ft_module *m, **tail;
-	int i, fd, rc, changed = 0, added_funcs = 0, opened = 0;
+	int i, fd, rc, changed = 0, added_funcs = 0, lost_funcs = 0;
+	int opened = 0;
 	uintptr_t self = (uintptr_t)ft_self_marker;
 
 	memset(&objs, 0, sizeof(objs));
@@ -718,18 +802,25 @@ ft_modules_scan_locked(void)
 	ft.scanned = 1;
 	ft.adds = objs.adds;
 	ft.subs = objs.subs;
-	/* Gone: no longer loaded at the same base with the same path. */
+	/*
+	 * Gone: no longer loaded at the same base with the same path, or
+	 * loaded again there (a new module below).  Its sites went with
+	 * its text; its state stays (the old lookup table points in it).
+	 */
 	for (m = ft.modules; m != NULL; m = m->next) {
 		if (m->gone)
 			continue;
 		for (i = 0; i < objs.n; i++)
 			if (objs.o[i].base == m->base &&
-			    strcmp(objs.o[i].path, m->dlname) == 0)
+			    strcmp(objs.o[i].path, m->dlname) == 0 &&
+			    !objs.o[i].reloaded)
 				break;
 		if (i == objs.n) {
 			DEBUG("function tracing: %s unloaded", m->path);
-			m->gone = 1;
+			ft_module_forget(m);
 			changed = 1;
+			if (m->state != NULL)
+				lost_funcs = 1;
 		}
 	}
 	for (tail = &ft.modules; *tail != NULL; tail = &(*tail)->next)
@@ -819,14 +910,19 @@ ft_modules_scan_locked(void)
 			added_funcs = 1;
 	}
 	munmap(objs.o, FT_SCAN_MAX * sizeof(*objs.o));
-	/* libelf stays only while it is of use. */
-	if (opened)
-		ft_libelf_close();
-	if (added_funcs) {
+	if (added_funcs)
 		ft.have_funcs = 1;
-		if (ft_ftab_rebuild_locked() == -1)
-			return -1;
-	}
+	/*
+	 * libelf stays only while it is of use: for good once something is
+	 * instrumented.  Then a later scan never dlopen()s it, which on the
+	 * connection thread, under ft.lock, would wait for the loader's
+	 * lock while a constructor inside dlopen() held it and called
+	 * dlopen() in turn (ours, which takes ft.lock).
+	 */
+	if (opened && !ft.have_funcs)
+		ft_libelf_close();
+	if ((added_funcs || lost_funcs) && ft_ftab_rebuild_locked() == -1)
+		return -1;
 	return changed;
 }
 

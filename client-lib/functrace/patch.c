@@ -849,10 +849,11 @@ ft_loaded_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct ft_module *m = arg;
 
 	(void)size;
+	/* Listed, and not loaded again meanwhile: its sites as we left them. */
 	if (info->dlpi_addr == m->base && (m->index == 0 ||
 	    (info->dlpi_name != NULL && strcmp(info->dlpi_name, m->dlname) ==
 	    0)))
-		return 1;
+		return ft_module_intact(m);
 	return 0;
 }
 
@@ -865,6 +866,8 @@ ft_patch_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct ft_cb_arg *ca = arg;
 	struct ft_batch *b = ca->b;
+	struct ft_module *last = NULL;
+	int last_ok = 0;
 	uintptr_t *conv = NULL;
 	size_t i, nconv = 0;
 	int asleep = 0;
@@ -875,13 +878,22 @@ ft_patch_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	ca->done = 1;
 	ca->rc = -1;
-	/* An object unloaded since the batch was made is left alone. */
-	for (i = 0; i < b->n; i++)
-		if (!b->op[i].failed && (b->op[i].m->gone ||
-		    dl_iterate_phdr(ft_loaded_cb, b->op[i].m) == 0)) {
-			b->op[i].m->gone = 1;
-			b->op[i].failed = 1;
+	/*
+	 * An object unloaded (or loaded again) since the batch was made is
+	 * left alone.  A module's ops follow each other: one look each.
+	 */
+	for (i = 0; i < b->n; i++) {
+		if (b->op[i].failed)
+			continue;
+		if (b->op[i].m != last) {
+			last = b->op[i].m;
+			last_ok = !last->gone &&
+			    dl_iterate_phdr(ft_loaded_cb, last) != 0;
+			if (!last_ok)
+				ft_module_forget(last);
 		}
+		b->op[i].failed = !last_ok;
+	}
 	if (b->convert) {
 		conv = malloc(b->n * sizeof(*conv));
 		if (conv == NULL) {
