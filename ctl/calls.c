@@ -291,42 +291,21 @@ calls_module(struct calls_session *cs, uint64_t addr)
 	return &cs->mods[lo - 1];
 }
 
-/* The table entry holding offset off, or -1. */
-static ssize_t
-calls_entry(const struct functab *t, uint64_t off)
-{
-	size_t		 lo = 0, hi = t->n, mid;
-	const struct functab_entry *e;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (t->e[mid].start <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return -1;
-	e = &t->e[lo - 1];
-	/* Size 0: unknown; the nearest start below is the best guess. */
-	if (e->size != 0 && off - e->start >= e->size)
-		return -1;
-	return (ssize_t)(lo - 1);
-}
-
 const struct call_fn *
 calls_name(struct calls *c, const struct reader_session *s, uint64_t addr)
 {
 	struct calls_session *cs;
+	const struct functab_entry *e;
 	struct calls_module *cm;
 	struct call_fn	*f;
 	char		 name[FUNCTAB_NAME_MAX + 320];
-	ssize_t		 i;
+	size_t		 i;
 
 	if ((cs = calls_session(c, s)) == NULL)
 		return NULL;
 	if ((cm = calls_module(cs, addr)) != NULL &&
-	    (i = calls_entry(&cm->m.tab, addr - cm->m.base)) >= 0) {
+	    (e = functab_lookup(&cm->m.tab, addr - cm->m.base)) != NULL) {
+		i = (size_t)(e - cm->m.tab.e);
 		if (cm->fns == NULL && (cm->fns = calloc(cm->m.tab.n,
 		    sizeof(*cm->fns))) == NULL)
 			return NULL;

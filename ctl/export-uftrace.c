@@ -20,6 +20,7 @@
  */
 #include <string.h>
 
+#include "calls.h"
 #include "export.h"
 #include "uftrace.h"
 
@@ -57,19 +58,6 @@ nomem:
 }
 
 /* The field 'name' of an event, or -1 if it has none. */
-static int
-uft_field(const struct tracedir_event *ev, const char *name, uint64_t *v)
-{
-	unsigned i;
-
-	for (i = 0; i < ev->nvalues; i++)
-		if (strcmp(ev->values[i].decl->shown, name) == 0) {
-			*v = ev->values[i].u;
-			return 0;
-		}
-	return -1;
-}
-
 /* The ns of its clock's offset, for a session's times (see above). */
 static int64_t
 uft_offset_ns(const struct reader_session *s)
@@ -87,7 +75,6 @@ static int
 uft_item(struct export *x, const struct reader_item *it)
 {
 	struct uft_state *st = x->priv;
-	const char *name;
 	uint64_t addr, depth;
 	size_t thr = it->thread->index;
 	int64_t ns = it->ns - uft_offset_ns(it->thread->sess);
@@ -96,16 +83,10 @@ uft_item(struct export *x, const struct reader_item *it)
 	if (it->kind == READER_LOST)
 		return it->lost > 0 ? uftrace_lost(st->w, thr, ns,
 		    it->lost) : 0;
-	name = it->ev->cls->name;
-	exit_ = strcmp(name, "traced:func_exit") == 0;
-	if (exit_ || strcmp(name, "traced:func_entry") == 0) {
-		if (uft_field(it->ev, "addr", &addr) == -1 ||
-		    uft_field(it->ev, "depth", &depth) == -1)
-			return 0;	/* not ours: a provider's of that name */
+	if (calls_record(it, &exit_, &addr, &depth))
 		return exit_ ? uftrace_exit(st->w, thr, ns, addr, depth) :
 		    uftrace_entry(st->w, thr, ns, addr, depth);
-	}
-	return uftrace_event(st->w, thr, ns, name);
+	return uftrace_event(st->w, thr, ns, it->ev->cls->name);
 }
 
 static int
