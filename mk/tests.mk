@@ -34,6 +34,9 @@ test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tsdl.o \
 			   $(O)/ctl/tracedir-io.o
 test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o %/top.o \
 			   %/top-tui.o,$(CTL_OBJS))
+test_calls_OBJS		:= $(O)/ctl/calls.o $(O)/ctl/tracedir-io.o \
+			   $(O)/ctl/tracedir.o $(O)/ctl/tracedir-stream.o \
+			   $(O)/ctl/tsdl.o $(O)/daemon/ctf.o
 test_readcmd_OBJS	:= $(O)/ctl/readcmd.o $(O)/ctl/reader.o \
 			   $(O)/ctl/pair.o $(O)/ctl/tsdl.o $(O)/ctl/tracedir.o \
 			   $(O)/ctl/tracedir-stream.o $(O)/ctl/tracedir-io.o
