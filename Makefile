@@ -7,6 +7,7 @@
 #   make check-tsan      the client library's threads under TSan
 #   make run             start a private traced and trace the example
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb             Debian packages in $(O)/deb (mk/deb.mk)
 #   make V=1             show full commands
 
 VERSION		:= 0.1.0
@@ -200,6 +201,7 @@ $(EXAMPLE): $(O)/example/example.o $(O)/gen/example/trace.o $(LIBA)
 include mk/tests.mk
 include mk/install.mk
 include mk/fuzz.mk
+include mk/deb.mk
 
 # ---- convenience ----------------------------------------------------------
 
