@@ -72,7 +72,7 @@ COMPILE = $(CC) $(P_CPPFLAGS) $(CPPFLAGS) $(P_CFLAGS) $(CFLAGS)
 # ---- dependencies ------------------------------------------------------
 
 DAEMON_PKGS := libevent_core libevent_pthreads sqlite3 libsystemd jansson
-CTL_PKGS := jansson
+CTL_PKGS := jansson zlib
 TEST_PKGS := cmocka
 
 pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
@@ -141,10 +141,14 @@ ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
 $(O)/client-lib/functrace/dispatch.o: P_CFLAGS += -mgeneral-regs-only
 endif
 
+# -z nodelete: once loaded, libtraced stays (a plugin that brought it in
+# may be dlclose()d): its connection thread, its TLS destructors and the
+# on_exit() handler that reports the exit status all run its code later.
 $(LIBSO): $(LIB_OBJS) $(LIB_PROTO_OBJS) client-lib/libtraced.map
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared -Wl,-soname,libtraced.so.$(SOVERSION) \
 		-Wl,--version-script=client-lib/libtraced.map -Wl,-z,defs \
+		-Wl,-z,nodelete \
 		$(P_LDFLAGS) $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_PROTO_OBJS) -ldl
 
 $(O)/lib/libtraced.so: $(LIBSO)

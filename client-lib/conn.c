@@ -851,6 +851,32 @@ conn_ring_finished_locked(struct lring *r)
 }
 
 /*
+ * exit(), or a return from main(): tell the daemon the status (EXIT),
+ * so that the session says how the program ended.  on_exit() handlers
+ * run before the destructors (conn_at_exit() below), so the daemon has
+ * it before the connection closes.  Never waits: only if the lock is
+ * free and the socket takes it at once.
+ */
+void
+conn_on_exit(int status, void *arg)
+{
+	struct traced_msg_exit m;
+
+	(void)arg;
+	if (!lib.initialized || lib.pid != getpid() ||
+	    pthread_mutex_trylock(&lib.lock) != 0)
+		return;
+	if (lib.sock != -1 && lib.state == CONN_UP) {
+		memset(&m, 0, sizeof(m));
+		wire_hdr_init(&m.hdr, TRACED_MSG_EXIT, sizeof(m));
+		m.status = status;
+		(void)conn_send(lib.sock, &m, sizeof(m), NULL, 0,
+		    MSG_DONTWAIT);
+	}
+	pthread_mutex_unlock(&lib.lock);
+}
+
+/*
  * The process exits (exit(), or main() returned): rings made since the
  * connection thread last ran may not have reached the daemon, and that
  * thread will not run again.  Send them now, without waiting, so that

@@ -193,6 +193,7 @@ int	conn_send_msg(int sock, const void *msg, size_t len, const int *fds,
 	    int nfds) TRACED_HIDDEN;
 int	conn_ring_created_locked(struct lring *r) TRACED_HIDDEN;
 int	conn_ring_finished_locked(struct lring *r) TRACED_HIDDEN;
+void	conn_on_exit(int status, void *arg) TRACED_HIDDEN;
 void	conn_atfork_child(void) TRACED_HIDDEN;
 
 /* debug.c */

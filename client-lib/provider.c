@@ -307,6 +307,7 @@ lib_init_locked(void)
 	ring_lib_init();
 	pthread_atfork(lib_atfork_prepare, lib_atfork_parent,
 	    lib_atfork_child);
+	(void)on_exit(conn_on_exit, NULL);
 }
 
 /*

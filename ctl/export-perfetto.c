@@ -19,7 +19,13 @@
  *   - each loss an instant named for its cause, with the count;
  *   - each --pair a TYPE_SLICE_BEGIN / TYPE_SLICE_END on a track of its
  *     process (a lane: overlapping pairs go to separate ones), written
- *     when the pair ends (trace_processor sorts by time).
+ *     when the pair ends (trace_processor sorts by time);
+ *   - a function trace's records as calls (calls.c): a TYPE_SLICE_BEGIN
+ *     named "object:function" (interned) at each entry and a
+ *     TYPE_SLICE_END at its end, on the thread's track, so that calls
+ *     nest as they did; a call whose exit was lost ends where the
+ *     trace shows it had, one still open where its thread's last
+ *     record is.
  *
  * The encoder is this file's own: varints, tags and length-delimited
  * fields, a message built in a buffer and copied into its parent with
@@ -34,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "export.h"
 #include "format.h"
 #include "strbuf.h"
@@ -120,6 +127,8 @@ struct pf_state {
 	uint8_t		*sess_described;	/* owned, per session */
 	uint8_t		*thread_described;	/* owned, per thread */
 	struct pf_lanes	*lanes;		/* owned, per session and rule */
+	struct calls	*calls;		/* owned */
+	struct export	*x;
 	int		 nomem;
 };
 
@@ -398,6 +407,40 @@ pf_describe(struct export *x, struct pf_state *st,
 	return 0;
 }
 
+static void
+pf_say(void *arg, const char *msg)
+{
+	export_error(arg, "%s", msg);
+}
+
+/* A call began or ended (calls.c): a slice on its thread's track. */
+static int
+pf_call(void *arg, const struct call_step *s)
+{
+	struct pf_state	*st = arg;
+	uint64_t	 iid = 0;
+
+	if (s->how == CALL_OPEN)
+		iid = pf_intern(st, PB_ID_NAMES, s->fn->name,
+		    strlen(s->fn->name));
+	pf_packet_begin(st, s->how == CALL_OPEN ? s->start_ns : s->end_ns);
+	pb_uint(&st->msg, PB_TE_TYPE, s->how == CALL_OPEN ?
+	    PB_TYPE_SLICE_BEGIN : PB_TYPE_SLICE_END);
+	pb_uint(&st->msg, PB_TE_TRACK, pf_thread_uuid(s->thread));
+	if (s->how == CALL_OPEN)
+		pb_uint(&st->msg, PB_TE_NAME_IID, iid);
+	pb_message(&st->pkt, PB_PACKET_TRACK_EVENT, &st->msg);
+	return pf_write(st->x, st);
+}
+
+static int
+pf_end(struct export *x)
+{
+	struct pf_state	*st = x->priv;
+
+	return calls_finish(st->calls, pf_call, st);
+}
+
 static int
 pf_begin(struct export *x)
 {
@@ -405,6 +448,12 @@ pf_begin(struct export *x)
 	int64_t		 first = 0;
 	size_t		 i;
 
+	st->x = x;
+	if ((st->calls = calls_new(x->nsessions, x->nthreads, pf_say,
+	    x)) == NULL) {
+		export_error(x, "out of memory");
+		return -1;
+	}
 	if ((st->sess_described = calloc(x->nsessions + 1, 1)) == NULL ||
 	    (st->thread_described = calloc(x->nthreads + 1, 1)) == NULL ||
 	    (x->pairs->n > 0 && (st->lanes = calloc(x->nsessions *
@@ -470,10 +519,16 @@ pf_item(struct export *x, const struct reader_item *it)
 	struct pf_state	*st = x->priv;
 	const struct tracedir_class *c;
 	char		 name[64];
+	uint64_t	 addr, depth;
 	unsigned	 i;
+	int		 exit_;
 
 	if (pf_describe(x, st, it->sess, it->thread) == -1)
 		return -1;
+	if (calls_feed(st->calls, it, pf_call, st) == -1)
+		return -1;
+	if (calls_record(it, &exit_, &addr, &depth))
+		return 0;
 	if (it->kind == READER_LOST) {
 		for (i = 0; i <= READER_NCAUSES; i++) {
 			if ((i < READER_NCAUSES && it->causes[i] == 0) ||
@@ -579,6 +634,7 @@ pf_free(struct export *x)
 	free(st->sess_described);
 	free(st->thread_described);
 	free(st->lanes);
+	calls_free(st->calls);
 }
 
 const struct export_format export_fmt_perfetto = {
@@ -589,5 +645,6 @@ const struct export_format export_fmt_perfetto = {
 	.begin = pf_begin,
 	.item = pf_item,
 	.pair = pf_pair,
+	.end = pf_end,
 	.free = pf_free,
 };

@@ -10,9 +10,11 @@
  * A single-file output is written under a temporary name in the same
  * directory and renamed over OUT once complete, so that a viewer never
  * opens half a file and a failed export leaves what was there before;
- * '-o -' writes to stdout.  A directory output is created if missing
- * (its parent must exist) and its files are made with openat()
- * relative to it.
+ * '-o -' writes to stdout.  A single-file output whose name ends in
+ * ".gz" is compressed with zlib as it is written (gzip's format, which
+ * the Perfetto UI, speedscope and zcat open).  A directory output is
+ * created if missing (its parent must exist) and its files are made
+ * with openat() relative to it.
  */
 #include <sys/stat.h>
 
@@ -25,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <zlib.h>
 
 #include "export.h"
 #include "readcmd.h"
@@ -215,6 +219,70 @@ export_open_dir(struct export *x)
 	return 0;
 }
 
+/*
+ * A stdio stream that gzips into fd, so that the formats write as they
+ * always do.  zlib's level 6, gzip's default: a JSON export shrinks
+ * about tenfold at some 50 MB/s.
+ */
+static ssize_t
+export_gz_write(void *cookie, const char *buf, size_t len)
+{
+	size_t		 done = 0;
+	int		 n;
+
+	while (done < len) {
+		n = gzwrite(cookie, buf + done, (unsigned)(len - done >
+		    (1u << 30) ? 1u << 30 : len - done));
+		if (n <= 0) {
+			if (errno == 0)
+				errno = EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+static int
+export_gz_close(void *cookie)
+{
+	errno = 0;
+	if (gzclose(cookie) != Z_OK) {
+		if (errno == 0)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static FILE *
+export_gz_open(int fd)
+{
+	cookie_io_functions_t io = {
+		.write = export_gz_write,
+		.close = export_gz_close,
+	};
+	gzFile		 gz;
+	FILE		*f;
+
+	if ((gz = gzdopen(fd, "wb6")) == NULL)
+		return NULL;
+	if ((f = fopencookie(gz, "w", io)) == NULL) {
+		gzclose(gz);	/* closes fd too */
+		errno = ENOMEM;
+	}
+	return f;
+}
+
+/* Does the output's name end in ".gz"? */
+static int
+export_gz_wanted(const char *path)
+{
+	size_t	 n = strlen(path);
+
+	return n > 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
 /* Open the output.  *tmp gets the temporary name to rename, if any. */
 static int
 export_open_out(struct export *x, char **tmp)
@@ -235,10 +303,20 @@ export_open_out(struct export *x, char **tmp)
 	}
 	fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 	    0644);
-	if (fd == -1 || (x->out = fdopen(fd, "w")) == NULL) {
+	if (fd != -1 && export_gz_wanted(x->out_path)) {
+		if ((x->out = export_gz_open(fd)) == NULL) {
+			export_error(x, "%s: %s", *tmp, strerror(errno));
+			unlink(*tmp);
+			free(*tmp);
+			*tmp = NULL;
+			return -1;
+		}
+	} else if (fd == -1 || (x->out = fdopen(fd, "w")) == NULL) {
 		export_error(x, "%s: %s", *tmp, strerror(errno));
-		if (fd != -1)
+		if (fd != -1) {
 			close(fd);
+			unlink(*tmp);
+		}
 		free(*tmp);
 		*tmp = NULL;
 		return -1;

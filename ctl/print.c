@@ -15,6 +15,14 @@
  * when it has none or with --raw.  Where events were lost, a line says
  * how many and why, in its place in time.
  *
+ * Function records (the graph tracer's traced:func_entry and
+ * traced:func_exit) read as calls, named from the session (calls.c)
+ * and indented by their nesting on the thread, with the duration on
+ * the exit when its entry was seen:
+ *
+ *   ... traced:func_entry:   lua:luaD_precall() {
+ *   ... traced:func_exit:    } lua:luaD_precall 1.204 us
+ *
  * --json prints one JSON object per line (JSON Lines) built with
  * jansson: 64-bit integers as decimal strings, since jq and JavaScript
  * read numbers as doubles and would round them; 32-bit and smaller
@@ -32,6 +40,7 @@
 
 #include <jansson.h>
 
+#include "calls.h"
 #include "format.h"
 #include "readcmd.h"
 #include "reader.h"
@@ -61,6 +70,9 @@ struct print_ctx {
 	int		 have_last;
 	time_t		 tod_sec;	/* the second tod[] shows */
 	char		 tod[16];	/* "HH:MM:SS" */
+	struct calls	*calls;		/* owned */
+	struct call_step step;		/* the item's last step */
+	int		 stepped;
 	int		 nomem;
 };
 
@@ -244,6 +256,75 @@ print_lost_text(struct strbuf *b, const struct reader_item *it)
 	}
 }
 
+/* Remember the last step an item made (see print_call_text()). */
+static int
+print_step(void *arg, const struct call_step *s)
+{
+	struct print_ctx *ctx = arg;
+
+	ctx->step = *s;
+	ctx->stepped = 1;
+	return 0;
+}
+
+/* "1.204 us": a duration as people read it, 4 significant digits. */
+static void
+print_duration(struct strbuf *b, int64_t ns)
+{
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	double		 v = (double)ns;
+	unsigned	 u = 0;
+
+	while (v >= 1000 && u < 3) {
+		v /= 1000;
+		u++;
+	}
+	if (u == 0)
+		strbuf_addf(b, "%lld ns", (long long)ns);
+	else
+		strbuf_addf(b, "%.*f %s", v >= 100 ? 1 : v >= 10 ? 2 : 3, v,
+		    unit[u]);
+}
+
+/*
+ * A function record as a call: 1 if it was one (written into the
+ * line), 0 if not.  The nesting is the matcher's when it matched the
+ * record, else the depth recorded.
+ */
+static int
+print_call_text(struct print_ctx *ctx, const struct reader_item *it)
+{
+	struct strbuf	*b = &ctx->line;
+	const struct call_fn *fn;
+	uint64_t	 addr, depth;
+	int		 exit_, matched;
+	unsigned	 level;
+
+	if (!calls_record(it, &exit_, &addr, &depth))
+		return 0;
+	ctx->stepped = 0;
+	if (calls_feed(ctx->calls, it, print_step, ctx) == -1 ||
+	    (fn = calls_name(ctx->calls, it->sess, addr)) == NULL) {
+		ctx->nomem = 1;
+		return 0;
+	}
+	matched = ctx->stepped && (exit_ ? ctx->step.how == CALL_CLOSE &&
+	    ctx->step.end == CALL_RETURNED : ctx->step.how == CALL_OPEN);
+	level = matched ? ctx->step.level : depth > 64 ? 64 : (unsigned)depth;
+	strbuf_adds(b, it->ev->cls->name);
+	strbuf_addf(b, ": %*s", (int)(2 * (level < 256 ? level : 256)), "");
+	if (exit_)
+		strbuf_adds(b, "} ");
+	strbuf_add_escaped(b, fn->name, strlen(fn->name), 0);
+	if (!exit_)
+		strbuf_adds(b, "() {");
+	else if (matched) {
+		strbuf_addc(b, ' ');
+		print_duration(b, ctx->step.end_ns - ctx->step.start_ns);
+	}
+	return 1;
+}
+
 static int
 print_text(struct print_ctx *ctx, const struct reader_item *it)
 {
@@ -255,7 +336,7 @@ print_text(struct print_ctx *ctx, const struct reader_item *it)
 	print_prefix(ctx, it);
 	if (it->kind == READER_LOST)
 		print_lost_text(b, it);
-	else {
+	else if (ctx->mode != PRINT_TEXT || !print_call_text(ctx, it)) {
 		if (ctx->mode == PRINT_TEXT &&
 		    (pc = print_class_get(ctx, it)) == NULL)
 			return -1;
@@ -295,8 +376,40 @@ print_ju64(uint64_t v)
 	return json_string(buf);
 }
 
+/*
+ * A function record's call: "function" (its name), "level" (its
+ * nesting) and, on an exit whose entry was seen, "duration" (ns, a
+ * string as every 64-bit value).  0 or -1.
+ */
 static int
-print_json(const struct reader_item *it)
+print_json_call(struct print_ctx *ctx, const struct reader_item *it,
+    json_t *o, struct strbuf *tmp)
+{
+	const struct call_fn *fn;
+	uint64_t	 addr, depth;
+	int		 exit_, matched;
+
+	if (!calls_record(it, &exit_, &addr, &depth))
+		return 0;
+	ctx->stepped = 0;
+	if (calls_feed(ctx->calls, it, print_step, ctx) == -1 ||
+	    (fn = calls_name(ctx->calls, it->sess, addr)) == NULL)
+		return -1;
+	matched = ctx->stepped && (exit_ ? ctx->step.how == CALL_CLOSE &&
+	    ctx->step.end == CALL_RETURNED : ctx->step.how == CALL_OPEN);
+	if (print_jset(o, "function", fmt_json_string(fn->name,
+	    strlen(fn->name), tmp)) == -1 ||
+	    print_jset(o, "level", json_integer(matched ? ctx->step.level :
+	    (json_int_t)depth)) == -1)
+		return -1;
+	if (exit_ && matched && print_jset(o, "duration", print_ju64(
+	    (uint64_t)(ctx->step.end_ns - ctx->step.start_ns))) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+print_json(struct print_ctx *ctx, const struct reader_item *it)
 {
 	const struct tracedir_event *ev = it->ev;
 	struct strbuf	 tmp;
@@ -343,6 +456,8 @@ print_json(const struct reader_item *it)
 			    fmt_json_value(ev->cls, i, &ev->values[i],
 			    &tmp)) == -1)
 				goto out;
+		if (print_json_call(ctx, it, o, &tmp) == -1)
+			goto out;
 	}
 	if (json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER) == -1)
 		goto out;
@@ -365,7 +480,7 @@ print_main(int nargs, char **args, int json)
 	struct reader		*r = NULL;
 	const struct reader_item *it;
 	static char		*outbuf;
-	size_t			 i, j, nsess;
+	size_t			 i, j, nsess, nthr;
 	int			 rc, ret = EXIT_DONE;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -388,7 +503,10 @@ print_main(int nargs, char **args, int json)
 	if (reader_start(r) == -1)
 		goto fail;
 	reader_sessions(r, &nsess);
+	reader_threads(r, &nthr);
 	ctx.nsessions = nsess;
+	if ((ctx.calls = calls_new(nsess, nthr, print_error, &ctx)) == NULL)
+		goto nomem;
 	if (nsess > 0 && (ctx.classes = calloc(nsess,
 	    sizeof(*ctx.classes))) == NULL)
 		goto nomem;
@@ -396,10 +514,10 @@ print_main(int nargs, char **args, int json)
 		setvbuf(stdout, outbuf, _IOFBF, PRINT_STDOUT_BUF);
 	while ((rc = reader_next(r, &it)) > 0) {
 		if (ctx.mode == PRINT_JSON)
-			rc = print_json(it);
+			rc = print_json(&ctx, it);
 		else
 			rc = print_text(&ctx, it);
-		if (rc == -1)
+		if (rc == -1 || ctx.nomem)
 			goto nomem;
 	}
 	if (rc == -1)
@@ -427,6 +545,7 @@ out:
 		free(ctx.classes[i]);
 	}
 	free(ctx.classes);
+	calls_free(ctx.calls);
 	strbuf_free(&ctx.line);
 	reader_free(r);
 	readcmd_free(&cmd);

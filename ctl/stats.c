@@ -12,12 +12,18 @@
  *     percentile and maximum of their durations (nearest-rank
  *     percentiles: the value at rank ceil(p * n) of the sorted
  *     durations), plus the starts that never ended and the ends that
- *     had no start.
+ *     had no start;
+ *   - in a function trace, per function (named by calls.c): its calls,
+ *     their total time (callees included) and self time (callees
+ *     excluded), and the minimum, median, 99th percentile and maximum
+ *     of their durations, heaviest total first.  Only calls whose exit
+ *     was recorded are timed; the others are counted apart.
  *
- * Memory grows with sessions, threads and distinct event names, not
- * with events; durations are kept exactly up to STATS_DURATIONS_MAX per
- * rule, and past that a uniform sample of that size stands for them
- * (the output says so: the count, minimum and maximum stay exact).
+ * Memory grows with sessions, threads, distinct event names and
+ * functions, not with events; durations are kept exactly up to
+ * STATS_DURATIONS_MAX per rule (STATS_FUNC_DURATIONS_MAX per function),
+ * and past that a uniform sample of that size stands for them (the
+ * output says so: the count, total, minimum and maximum stay exact).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "calls.h"
 #include "pair.h"
 #include "readcmd.h"
 #include "reader.h"
@@ -33,6 +40,7 @@
 #include "tracectl.h"
 
 #define STATS_DURATIONS_MAX	(4u << 20)
+#define STATS_FUNC_DURATIONS_MAX (16u << 10)
 
 /* Counts over some items. */
 struct stats_count {
@@ -49,14 +57,24 @@ struct stats_event {
 	struct stats_count c;
 };
 
-struct stats_pair {
+/* Durations: exact up to a bound, then a uniform sample. */
+struct stats_durs {
 	int64_t		*d;		/* owned: durations, ns */
 	size_t		 nd;
 	size_t		 cap;
-	uint64_t	 n;		/* all pairs */
+	uint64_t	 n;		/* all of them */
 	int64_t		 min;
 	int64_t		 max;
+	int64_t		 sum;
 	uint64_t	 rng;		/* for sampling */
+};
+
+/* One function, by call_fn id. */
+struct stats_func {
+	uint64_t	 calls;		/* entries */
+	uint64_t	 untimed;	/* calls without an exit */
+	int64_t		 self;		/* ns, timed calls */
+	struct stats_durs d;
 };
 
 struct stats_ctx {
@@ -65,7 +83,11 @@ struct stats_ctx {
 	struct stats_event *events;	/* owned, hash table */
 	size_t		 evcap;
 	size_t		 nevents;
-	struct stats_pair pairs[PAIR_RULES_MAX];
+	struct stats_durs pairs[PAIR_RULES_MAX];
+	struct calls	*calls;		/* owned */
+	struct stats_func *funcs;	/* owned, by call_fn id */
+	size_t		 nfuncs;
+	int		 nomem;
 };
 
 static void
@@ -173,8 +195,9 @@ stats_rand(uint64_t *s)
 	return *s;
 }
 
+/* Add duration d to p, keeping at most 'max' of them. */
 static int
-stats_pair(struct stats_pair *p, int64_t d)
+stats_dur(struct stats_durs *p, int64_t d, size_t max)
 {
 	int64_t		*nd;
 	size_t		 ncap;
@@ -185,7 +208,8 @@ stats_pair(struct stats_pair *p, int64_t d)
 	if (p->n == 0 || d > p->max)
 		p->max = d;
 	p->n++;
-	if (p->nd < STATS_DURATIONS_MAX) {
+	p->sum += d;
+	if (p->nd < max) {
 		if (p->nd == p->cap) {
 			ncap = p->cap != 0 ? p->cap * 2 : 1024;
 			if ((nd = reallocarray(p->d, ncap,
@@ -199,9 +223,41 @@ stats_pair(struct stats_pair *p, int64_t d)
 	}
 	/* Reservoir: each of the n durations is kept with the same odds. */
 	k = stats_rand(&p->rng) % p->n;
-	if (k < STATS_DURATIONS_MAX)
+	if (k < max)
 		p->d[k] = d;
 	return 0;
+}
+
+/* A call began or ended (calls.c): count and time its function. */
+static int
+stats_call(void *arg, const struct call_step *s)
+{
+	struct stats_ctx *ctx = arg;
+	struct stats_func *nf, *f;
+	size_t		 n;
+
+	if (s->fn->id >= ctx->nfuncs) {
+		n = ctx->nfuncs != 0 ? ctx->nfuncs * 2 : 256;
+		while (n <= s->fn->id)
+			n *= 2;
+		if ((nf = reallocarray(ctx->funcs, n, sizeof(*nf))) == NULL)
+			return -1;
+		memset(nf + ctx->nfuncs, 0, (n - ctx->nfuncs) * sizeof(*nf));
+		ctx->funcs = nf;
+		ctx->nfuncs = n;
+	}
+	f = &ctx->funcs[s->fn->id];
+	if (s->how == CALL_OPEN) {
+		f->calls++;
+		return 0;
+	}
+	if (s->end != CALL_RETURNED) {
+		f->untimed++;
+		return 0;
+	}
+	f->self += s->self_ns;
+	return stats_dur(&f->d, s->end_ns - s->start_ns,
+	    STATS_FUNC_DURATIONS_MAX);
 }
 
 static int
@@ -339,13 +395,124 @@ stats_json_ns(int64_t v)
 	return json_string(buf);
 }
 
+/* Functions by total time, heaviest first, then by name. */
+static const struct stats_ctx *stats_sort_ctx;
+
 static int
-stats_output(struct stats_ctx *ctx, struct reader *r,
-    const struct pair_rules *rules, const struct pairer *pr, int json)
+stats_func_cmp(const void *a, const void *b)
+{
+	const struct stats_ctx *ctx = stats_sort_ctx;
+	size_t		 x = *(const size_t *)a, y = *(const size_t *)b;
+	int64_t		 tx = ctx->funcs[x].d.sum, ty = ctx->funcs[y].d.sum;
+
+	if (tx != ty)
+		return tx > ty ? -1 : 1;
+	return strcmp(calls_fn(ctx->calls, x)->name,
+	    calls_fn(ctx->calls, y)->name);
+}
+
+/*
+ * The ids of the functions called, sorted (*n of them; free it).  The
+ * durations of each are sorted too, for their percentiles.  NULL with
+ * *n 0 when there are none; NULL with *n 1 when out of memory.
+ */
+static size_t *
+stats_funcs_sorted(struct stats_ctx *ctx, size_t *n)
+{
+	size_t		*ids, i, k = 0, nf = calls_nfns(ctx->calls);
+
+	*n = 0;
+	if (nf == 0 || ctx->nfuncs == 0)
+		return NULL;
+	if ((ids = calloc(nf, sizeof(*ids))) == NULL) {
+		*n = 1;
+		return NULL;
+	}
+	for (i = 0; i < nf && i < ctx->nfuncs; i++) {
+		if (ctx->funcs[i].calls == 0)
+			continue;
+		ids[k++] = i;
+		if (ctx->funcs[i].d.nd > 0)
+			qsort(ctx->funcs[i].d.d, ctx->funcs[i].d.nd,
+			    sizeof(int64_t), stats_cmp);
+	}
+	stats_sort_ctx = ctx;
+	qsort(ids, k, sizeof(*ids), stats_func_cmp);
+	*n = k;
+	return ids;
+}
+
+static json_t *
+stats_json_func(const struct stats_ctx *ctx, size_t id)
+{
+	const struct stats_func *f = &ctx->funcs[id];
+	json_t		*o;
+
+	if ((o = json_object()) == NULL)
+		return NULL;
+	json_object_set_new(o, "function",
+	    json_string(calls_fn(ctx->calls, id)->name));
+	json_object_set_new(o, "calls", stats_json_ns((int64_t)f->calls));
+	json_object_set_new(o, "timed", stats_json_ns((int64_t)f->d.n));
+	json_object_set_new(o, "total", stats_json_ns(f->d.sum));
+	json_object_set_new(o, "self", stats_json_ns(f->self));
+	if (f->d.n > 0) {
+		json_object_set_new(o, "min", stats_json_ns(f->d.min));
+		json_object_set_new(o, "median", stats_json_ns(
+		    stats_rank(f->d.d, f->d.nd, 50)));
+		json_object_set_new(o, "p99", stats_json_ns(
+		    stats_rank(f->d.d, f->d.nd, 99)));
+		json_object_set_new(o, "max", stats_json_ns(f->d.max));
+	}
+	json_object_set_new(o, "sampled", json_boolean(f->d.n > f->d.nd));
+	return o;
+}
+
+static void
+stats_text_funcs(const struct stats_ctx *ctx, const size_t *ids, size_t n)
+{
+	const struct stats_func *f;
+	size_t		 i;
+	int		 sampled = 0;
+
+	printf("functions (times in ns; total includes callees, self does "
+	    "not):\n  %-32s %10s %14s %14s %10s %10s %10s %10s\n",
+	    "FUNCTION", "CALLS", "TOTAL", "SELF", "MIN", "MEDIAN", "P99",
+	    "MAX");
+	for (i = 0; i < n; i++) {
+		f = &ctx->funcs[ids[i]];
+		printf("  %-32s %10llu %14lld %14lld",
+		    calls_fn(ctx->calls, ids[i])->name,
+		    (unsigned long long)f->calls, (long long)f->d.sum,
+		    (long long)f->self);
+		if (f->d.n == 0)
+			printf(" %10s %10s %10s %10s", "-", "-", "-", "-");
+		else
+			printf(" %10lld %10lld %10lld %10lld",
+			    (long long)f->d.min,
+			    (long long)stats_rank(f->d.d, f->d.nd, 50),
+			    (long long)stats_rank(f->d.d, f->d.nd, 99),
+			    (long long)f->d.max);
+		if (f->untimed > 0)
+			printf("  (%llu without an exit: not timed)",
+			    (unsigned long long)f->untimed);
+		sampled |= f->d.n > f->d.nd;
+		putchar('\n');
+	}
+	if (sampled)
+		printf("  (medians and p99s of functions called more than %u "
+		    "times are from a sample of that many)\n",
+		    STATS_FUNC_DURATIONS_MAX);
+}
+
+static int
+stats_report(struct stats_ctx *ctx, struct reader *r,
+    const struct pair_rules *rules, const struct pairer *pr, int json,
+    const size_t *fids, size_t nfids)
 {
 	const struct reader_session *ss;
 	const struct reader_thread *ts;
-	struct stats_pair *p;
+	struct stats_durs *p;
 	json_t		*doc = NULL, *a, *o;
 	char		 label[600];
 	size_t		 ns, nt, i;
@@ -429,6 +596,12 @@ stats_output(struct stats_ctx *ctx, struct reader *r,
 			    stats_json_ns((int64_t)pairer_orphans(pr, i)));
 			json_array_append_new(a, o);
 		}
+		a = json_array();
+		json_object_set_new(doc, "functions", a);
+		for (i = 0; a != NULL && i < nfids; i++)
+			if ((o = stats_json_func(ctx, fids[i])) == NULL ||
+			    json_array_append_new(a, o) == -1)
+				break;
 		if (json_dumpf(doc, stdout, JSON_INDENT(1) |
 		    JSON_PRESERVE_ORDER) == -1) {
 			json_decref(doc);
@@ -454,6 +627,8 @@ stats_output(struct stats_ctx *ctx, struct reader *r,
 	    "PER SECOND", "FIRST", "LAST");
 	for (i = 0; i < ctx->nevents; i++)
 		stats_text_count(ctx->events[i].name, &ctx->events[i].c, 0);
+	if (nfids > 0)
+		stats_text_funcs(ctx, fids, nfids);
 	if (rules->n == 0)
 		return 0;
 	printf("pairs (durations in ns):\n  %-32s %10s %12s %12s %12s %12s\n",
@@ -487,6 +662,21 @@ stats_output(struct stats_ctx *ctx, struct reader *r,
 		putchar('\n');
 	}
 	return 0;
+}
+
+static int
+stats_output(struct stats_ctx *ctx, struct reader *r,
+    const struct pair_rules *rules, const struct pairer *pr, int json)
+{
+	size_t		*fids, nfids;
+	int		 rc;
+
+	fids = stats_funcs_sorted(ctx, &nfids);
+	if (fids == NULL && nfids == 1)
+		return -1;
+	rc = stats_report(ctx, r, rules, pr, json, fids, nfids);
+	free(fids);
+	return rc;
 }
 
 /*
@@ -526,9 +716,13 @@ stats_main(int nargs, char **args, int json)
 	if ((ctx.sess = calloc(ns + 1, sizeof(*ctx.sess))) == NULL ||
 	    (ctx.threads = calloc(nt + 1, sizeof(*ctx.threads))) == NULL)
 		goto nomem;
+	if ((ctx.calls = calls_new(ns, nt, stats_error, NULL)) == NULL)
+		goto nomem;
 	while ((rc = reader_next(r, &it)) > 0) {
 		stats_add(&ctx.sess[it->sess->index], it);
 		stats_add(&ctx.threads[it->thread->index], it);
+		if (calls_feed(ctx.calls, it, stats_call, &ctx) == -1)
+			goto nomem;
 		if (it->kind != READER_EVENT)
 			continue;
 		if ((e = stats_event(&ctx, it->ev->cls->name)) == NULL)
@@ -536,12 +730,14 @@ stats_main(int nargs, char **args, int json)
 		stats_add(&e->c, it);
 		if ((rc = pairer_feed(pr, it, &m)) == -1)
 			goto nomem;
-		if (rc == 1 && stats_pair(&ctx.pairs[m.rule],
-		    m.end_ns - m.start_ns) == -1)
+		if (rc == 1 && stats_dur(&ctx.pairs[m.rule],
+		    m.end_ns - m.start_ns, STATS_DURATIONS_MAX) == -1)
 			goto nomem;
 	}
 	if (rc == -1)
 		goto fail;
+	if (calls_finish(ctx.calls, stats_call, &ctx) == -1)
+		goto nomem;
 	if (stats_output(&ctx, r, &cmd.pairs, pr, cmd.json) == -1)
 		goto nomem;
 	goto out;
@@ -559,6 +755,10 @@ out:
 	free(ctx.events);
 	for (i = 0; i < PAIR_RULES_MAX; i++)
 		free(ctx.pairs[i].d);
+	for (i = 0; i < ctx.nfuncs; i++)
+		free(ctx.funcs[i].d.d);
+	free(ctx.funcs);
+	calls_free(ctx.calls);
 	free(ctx.sess);
 	free(ctx.threads);
 	pairer_free(pr);

@@ -5,8 +5,12 @@
  * Writing a uftrace.data directory (ctl/uftrace.h) as uftrace 0.13
  * reads it (shared/formats/uftrace.md):
  *
- *   info          40-byte header, then exename, cmdline and taskinfo
- *                 lines, in the order of their bits
+ *   info          40-byte header, then exename, build_id, exit_status,
+ *                 cmdline, taskinfo, record_date and elapsed_time lines,
+ *                 in the order of their bits (from the session's
+ *                 traced/process file, which the daemon writes when it ends:
+ *                 without it, the executable stands for the command
+ *                 line, and the exit status and times are left out)
  *   task.txt      a SESS line per session, a TASK line per thread, by
  *                 time, each no later than its first record
  *   sid-SID.map   per session: its objects with functions, as
@@ -26,7 +30,6 @@
  * depth traced recorded as no deeper than an open call closes that call
  * first (its exit was lost).  Losses are LOST records.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,8 +37,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "calls.h"
 #include "functab.h"
 #include "tracedir.h"
 #include "uftrace.h"
@@ -48,7 +53,6 @@
 #define UF_DEPTH_MAX	1023		/* 10 bits */
 #define UF_ADDR_MASK	UINT64_C(0xffffffffffff)
 #define UF_EVENT_BASE	1000000		/* EVENT_ID_USER */
-#define UF_MODULE_MAX	(64u << 20)	/* bytes of a functions/ file */
 
 /* uftrace.h's feat_mask and info_mask bits. */
 #define UF_FEAT_TASK_SESSION	(1u << 1)
@@ -56,8 +60,12 @@
 #define UF_FEAT_MAX_STACK	(1u << 6)
 #define UF_FEAT_EVENT		(1u << 7)
 #define UF_INFO_EXE_NAME	(1u << 0)
+#define UF_INFO_BUILD_ID	(1u << 1)
+#define UF_INFO_EXIT_STATUS	(1u << 2)
 #define UF_INFO_CMDLINE		(1u << 3)
 #define UF_INFO_TASKINFO	(1u << 7)
+#define UF_INFO_RECORD_DATE	(1u << 11)
+#define UF_PROCESS_MAX		(64u << 10)	/* bytes of 'process' */
 
 struct uf_frame {
 	uint64_t	 addr;
@@ -86,6 +94,12 @@ struct uf_session {
 	struct functab_module *mods;	/* owned */
 	size_t		 nmods;
 	int64_t		 first_ns;	/* 0: no record */
+	/* From its 'process' file, if any. */
+	char		*cmdline;	/* owned; NULL: none */
+	int64_t		 started_ns;	/* 0: not said */
+	int64_t		 ended_ns;
+	int		 has_exit;
+	int		 exit_status;
 };
 
 struct uftrace {
@@ -150,60 +164,62 @@ uf_grow(void **a, size_t *n, size_t i, size_t size)
 	return 0;
 }
 
-/* The functions/module-N files of a session directory, by start. */
-static int
-uf_module_cmp(const void *a, const void *b)
+/* Problems reading a session's functions/ files. */
+static void
+uf_say(void *arg, const char *msg)
 {
-	const struct functab_module *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
+	uf_error(arg, "%s", msg);
 }
 
+/*
+ * The session's traced/process file (daemon/record.c): the command line,
+ * start, end and exit status, each kept only if it reads right.  A
+ * missing or unreadable file leaves them unknown, silently: traces
+ * from before the file existed, or of a killed daemon, have none.
+ */
 static void
-uf_load_modules(struct uftrace *w, struct uf_session *s)
+uf_load_process(struct uf_session *s)
 {
-	char dir[4096], path[4400], err[256];
-	struct functab_module m, *nm;
-	struct dirent *de;
-	uint8_t *data;
-	size_t len;
-	DIR *d;
+	char		 path[4200], err[128], *line, *next, *v, *end;
+	uint8_t		*data;
+	size_t		 len;
+	long long	 n;
 
-	snprintf(dir, sizeof(dir), "%s/functions", s->path);
-	if ((d = opendir(dir)) == NULL) {
-		if (errno != ENOENT)
-			uf_error(w, "%s: %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/traced/process", s->path);
+	if (tracedir_read_file(path, UF_PROCESS_MAX, &data, &len, err,
+	    sizeof(err)) == -1)
+		return;
+	if (strncmp((char *)data, "traced-process 1\n", 17) != 0) {
+		free(data);
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "module-", 7) != 0)
+	for (line = (char *)data; line != NULL && *line != '\0';
+	    line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if ((v = strchr(line, ' ')) == NULL)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (tracedir_read_file(path, UF_MODULE_MAX, &data, &len, err,
-		    sizeof(err)) == -1) {
-			uf_error(w, "%s: %s (its addresses stay unnamed)",
-			    path, err);
-			continue;
+		*v++ = '\0';
+		if (strcmp(line, "cmdline") == 0 && s->cmdline == NULL)
+			s->cmdline = strdup(v);
+		else if (strcmp(line, "started_ns") == 0 ||
+		    strcmp(line, "ended_ns") == 0 ||
+		    strcmp(line, "exit_status") == 0) {
+			errno = 0;
+			n = strtoll(v, &end, 10);
+			if (errno != 0 || end == v || *end != '\0')
+				continue;
+			if (line[0] == 's' && n > 0)
+				s->started_ns = n;
+			else if (line[0] == 'e' && line[1] == 'n' && n > 0)
+				s->ended_ns = n;
+			else if (line[0] == 'e' && line[1] == 'x') {
+				s->has_exit = 1;
+				s->exit_status = (int)n;
+			}
 		}
-		if (functab_module_parse((const char *)data, len, &m, err,
-		    sizeof(err)) == -1) {
-			uf_error(w, "%s: %s (its addresses stay unnamed)", path,
-			    err);
-			free(data);
-			continue;
-		}
-		free(data);
-		if ((nm = reallocarray(s->mods, s->nmods + 1,
-		    sizeof(*nm))) == NULL) {
-			functab_module_free(&m);
-			break;
-		}
-		s->mods = nm;
-		s->mods[s->nmods++] = m;
 	}
-	closedir(d);
-	if (s->nmods > 0)
-		qsort(s->mods, s->nmods, sizeof(*s->mods), uf_module_cmp);
+	free(data);
 }
 
 int
@@ -227,8 +243,8 @@ uftrace_session(struct uftrace *w, size_t idx, const char *path,
 	/* SESSION_ID_LEN: 16 characters. */
 	snprintf(s->sid, sizeof(s->sid), "%016" PRIx64,
 	    number >= 0 ? (uint64_t)number : (uint64_t)idx);
-	uf_load_modules(w, s);
-	return 0;
+	uf_load_process(s);
+	return calls_load_modules(s->path, &s->mods, &s->nmods, uf_say, w);
 }
 
 int
@@ -457,18 +473,32 @@ uf_ts(char *buf, size_t size, int64_t ns)
 }
 
 static int
-uf_write_info(struct uftrace *w, const char *exe, size_t ntids)
+uf_write_info(struct uftrace *w, const struct uf_session *s, size_t ntids)
 {
 	unsigned char hdr[40];
 	uint64_t feat = UF_FEAT_TASK_SESSION | UF_FEAT_SYM_REL_ADDR |
 	    UF_FEAT_MAX_STACK | (w->nevents > 0 ? UF_FEAT_EVENT : 0);
 	uint64_t info = UF_INFO_EXE_NAME | UF_INFO_CMDLINE | UF_INFO_TASKINFO;
+	const struct functab_module *exe_mod = NULL;
+	const char *exe = s != NULL ? uf_exename(s) : "?";
 	const char *sep = "";
-	char plain[4096];
+	char plain[4096], date[64];
+	struct tm tm;
+	time_t t;
+	uint64_t el;
 	size_t i;
 	FILE *f;
 	int k;
 
+	for (i = 0; s != NULL && i < s->nmods; i++)
+		if (s->mods[i].index == 0 && s->mods[i].build_id_len > 0)
+			exe_mod = &s->mods[i];
+	if (exe_mod != NULL)
+		info |= UF_INFO_BUILD_ID;
+	if (s != NULL && s->has_exit)
+		info |= UF_INFO_EXIT_STATUS;
+	if (s != NULL && s->started_ns > 0 && s->ended_ns >= s->started_ns)
+		info |= UF_INFO_RECORD_DATE;
 	if ((f = uf_open(w, "info")) == NULL)
 		return -1;
 	memset(hdr, 0, sizeof(hdr));
@@ -487,6 +517,17 @@ uf_write_info(struct uftrace *w, const char *exe, size_t ntids)
 	/* One block per bit, in bit order. */
 	uf_plain(plain, sizeof(plain), exe);
 	fprintf(f, "exename:%s\n", plain);
+	if (info & UF_INFO_BUILD_ID) {
+		fputs("build_id:", f);
+		for (i = 0; i < exe_mod->build_id_len; i++)
+			fprintf(f, "%02x", exe_mod->build_id[i]);
+		fputc('\n', f);
+	}
+	/* A wait status, as uftrace keeps it: exit(n) is n << 8. */
+	if (info & UF_INFO_EXIT_STATUS)
+		fprintf(f, "exit_status:%d\n", (s->exit_status & 0xff) << 8);
+	if (s != NULL && s->cmdline != NULL)
+		uf_plain(plain, sizeof(plain), s->cmdline);
 	fprintf(f, "cmdline:%s\n", plain);
 	fprintf(f, "taskinfo:lines=2\ntaskinfo:nr_tid=%zu\ntaskinfo:tids=",
 	    ntids);
@@ -496,6 +537,16 @@ uf_write_info(struct uftrace *w, const char *exe, size_t ntids)
 			sep = ",";
 		}
 	fputc('\n', f);
+	if (info & UF_INFO_RECORD_DATE) {
+		t = (time_t)(s->started_ns / 1000000000);
+		if (localtime_r(&t, &tm) == NULL ||
+		    strftime(date, sizeof(date), "%a %b %e %H:%M:%S %Y",
+		    &tm) == 0)
+			snprintf(date, sizeof(date), "?");
+		el = (uint64_t)(s->ended_ns - s->started_ns);
+		fprintf(f, "record_date:%s\nelapsed_time:%" PRIu64 ".%09"
+		    PRIu64 " sec\n", date, el / 1000000000, el % 1000000000);
+	}
 	return uf_close(w, f, "info");
 }
 
@@ -620,7 +671,7 @@ uf_write_sym(struct uftrace *w, const struct functab_module *m)
 int
 uftrace_finish(struct uftrace *w)
 {
-	const char *exe = NULL;
+	const struct uf_session *main_sess = NULL;
 	size_t i, j, k, ntids = 0;
 	FILE *f;
 
@@ -638,10 +689,11 @@ uftrace_finish(struct uftrace *w)
 		uf_error(w, "no function call or event to export");
 		goto out;
 	}
-	for (i = 0; i < w->nsess && exe == NULL; i++)
+	/* uftrace has one program: the first session with records. */
+	for (i = 0; i < w->nsess && main_sess == NULL; i++)
 		if (w->sess[i].set && w->sess[i].first_ns != 0)
-			exe = uf_exename(&w->sess[i]);
-	(void)uf_write_info(w, exe != NULL ? exe : "?", ntids);
+			main_sess = &w->sess[i];
+	(void)uf_write_info(w, main_sess, ntids);
 	(void)uf_write_tasks(w);
 	for (i = 0; i < w->nsess; i++)
 		if (w->sess[i].set && w->sess[i].first_ns != 0)
@@ -716,6 +768,7 @@ uftrace_free(struct uftrace *w)
 			functab_module_free(&w->sess[i].mods[j]);
 		free(w->sess[i].mods);
 		free(w->sess[i].path);
+		free(w->sess[i].cmdline);
 		free(w->sess[i].comm);
 	}
 	for (i = 0; i < w->nevents; i++)

@@ -288,6 +288,13 @@ session_handle(struct session *s, const struct wire_msg *m, const int *fds)
 		return func_msg(s, m, fds);
 	case TRACED_MSG_SPARE_ASK:
 		return session_spare_ask(s, m->u.spare);
+	case TRACED_MSG_EXIT:
+		/* Its word only: said in the index and the session's
+		 * directory as what the process reported. */
+		s->has_exit = 1;
+		s->exit_status = m->u.exit_->status;
+		record_changed(s);
+		return 0;
 	default:
 		limits_logx(s->uid, "session %u: unexpected message type %u",
 		    s->id, m->type);
@@ -429,8 +436,15 @@ session_check_done(struct session *s)
 	if (s->dirfd != -1) {
 		record_end(s);
 		session_remember(s);
-		limits_info(s->uid, "session %u: %s[%d] ended (%s)", s->id,
-		    s->comm, (int)s->pid, s->how != NULL ? s->how : "exited");
+		if (s->has_exit)
+			limits_info(s->uid, "session %u: %s[%d] ended (%s, "
+			    "exit status %d)", s->id, s->comm, (int)s->pid,
+			    s->how != NULL ? s->how : "exited",
+			    s->exit_status);
+		else
+			limits_info(s->uid, "session %u: %s[%d] ended (%s)",
+			    s->id, s->comm, (int)s->pid, s->how != NULL ?
+			    s->how : "exited");
 	} else
 		log_debug("session %u: %s[%d] ended (%s) without a provider "
 		    "or a ring", s->id, s->comm, (int)s->pid,

@@ -83,7 +83,7 @@ static json_t *
 session_json(const struct index_session *s)
 {
 	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:o, s:o, s:o, s:o, s:o, "
-	    "s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "session", (json_int_t)s->id,
+	    "s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:o}", "session", (json_int_t)s->id,
 	    "run", (json_int_t)s->run, "pid", (int)s->pid, "uid",
 	    (json_int_t)s->uid, "gid", (json_int_t)s->gid, "comm",
 	    jstr(s->comm), "name", jstr(s->name), "exe", jstr(s->exe),
@@ -92,7 +92,9 @@ session_json(const struct index_session *s)
 	    s->how != NULL ? jns(s->ended) : json_null(), "how",
 	    jstr(s->how != NULL ? s->how : "running"), "events",
 	    (json_int_t)s->events, "lost", (json_int_t)s->lost,
-	    "lost_before_connect", (json_int_t)s->lost_before_connect);
+	    "lost_before_connect", (json_int_t)s->lost_before_connect,
+	    "exit_status", s->has_exit ? json_integer(s->exit_status) :
+	    json_null());
 }
 
 /* One line of info sessions. */
@@ -258,6 +260,9 @@ info_session_main(void *arg, const struct index_session *s)
 		    s->ended > s->started ?
 		    (double)(s->ended - s->started) / 1e9 : 0.0);
 	}
+	if (s->has_exit)
+		reply_line(r, "  exit status %d (given to exit())",
+		    s->exit_status);
 	reply_line(r, "  clock       %s", s->clock != NULL ? s->clock : "-");
 	reply_line(r, "  trace dir   %s", s->dir != NULL ? s->dir : "-");
 	reply_line(r, "  events      %" PRIu64, s->events);

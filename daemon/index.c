@@ -177,6 +177,9 @@ static const char *const migrations[] = {
 	"  state INTEGER NOT NULL CHECK (state IN (0, 1)),"
 	"  PRIMARY KEY (kind, pos)) WITHOUT ROWID;"
 	"PRAGMA user_version = 2;",
+	/* 2 -> 3: the status a process gave exit() (NULL: not said) */
+	"ALTER TABLE sessions ADD COLUMN exit_status INTEGER;"
+	"PRAGMA user_version = 3;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -207,7 +210,7 @@ enum {
 
 #define SESSION_COLS	"id, run, pid, uid, gid, comm, name, exe, cmdline, " \
 	"clock, dir, how, started_ns, ended_ns, events, lost, " \
-	"lost_before_connect"
+	"lost_before_connect, exit_status"
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -216,12 +219,14 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SESSION_PUT] =
 	    "INSERT INTO sessions (id, run, pid, uid, gid, comm, name, exe, "
 	    "cmdline, clock, dir, started_ns, updated_ns, ended_ns, how, "
-	    "events, lost, lost_before_connect) VALUES (?1, ?2, ?3, ?4, ?5, "
-	    "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) "
+	    "events, lost, lost_before_connect, exit_status) VALUES (?1, ?2, "
+	    "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+	    "?17, ?18, ?19) "
 	    "ON CONFLICT (id) DO UPDATE SET comm = excluded.comm, "
 	    "name = excluded.name, clock = excluded.clock, dir = excluded.dir, "
 	    "updated_ns = excluded.updated_ns, ended_ns = excluded.ended_ns, "
 	    "how = excluded.how, events = excluded.events, "
+	    "exit_status = excluded.exit_status, "
 	    "lost = excluded.lost, "
 	    "lost_before_connect = excluded.lost_before_connect",
 	[ST_THREAD_PUT] =
@@ -1161,6 +1166,8 @@ index_put_session(const struct index_session *row, uint64_t now)
 	bind_u64(st, 16, row->events);
 	bind_u64(st, 17, row->lost);
 	bind_u64(st, 18, row->lost_before_connect);
+	if (row->has_exit)
+		sqlite3_bind_int64(st, 19, row->exit_status);
 	return step_done(st);
 }
 
@@ -1431,6 +1438,10 @@ row_session(sqlite3_stmt *st, struct index_session *o)
 	o->events = col_u64(st, 14);
 	o->lost = col_u64(st, 15);
 	o->lost_before_connect = col_u64(st, 16);
+	if (sqlite3_column_type(st, 17) != SQLITE_NULL) {
+		o->has_exit = 1;
+		o->exit_status = (int)sqlite3_column_int64(st, 17);
+	}
 	if (o->comm == NULL)
 		o->comm = "";
 	if (o->name == NULL)

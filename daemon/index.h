@@ -21,7 +21,7 @@
 
 struct event_base;
 
-#define INDEX_SCHEMA_VERSION	2
+#define INDEX_SCHEMA_VERSION	3
 #define INDEX_FILE		"index.db"	/* in the state directory */
 #define INDEX_BATCH_MS		1000	/* live sessions written this often */
 
@@ -39,6 +39,8 @@ struct index_session {
 	const char	*clock;		/* NULL: never said HELLO */
 	const char	*dir;		/* its (latest) trace directory */
 	const char	*how;		/* NULL: running */
+	int		 has_exit;	/* it said its exit status */
+	int		 exit_status;	/* as given to exit() */
 	uint64_t	 started;	/* ns, CLOCK_REALTIME */
 	uint64_t	 ended;		/* ns, CLOCK_REALTIME; 0: running */
 	uint64_t	 events;

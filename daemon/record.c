@@ -15,8 +15,31 @@
  * command line are read from /proc when it connects, before the
  * process can be gone.
  *
+ * What the index knows of a session that ended is also written into
+ * its trace directory, as the file traced/process (doc/DESIGN.md; in a
+ * sub-directory, which CTF readers skip, as they would not a file
+ * beside the streams), so that
+ * readers of the directory alone (tracectl export --format uftrace's
+ * info) have the command line, the times and the exit status:
+ *
+ *	traced-process 1
+ *	pid 352
+ *	comm lua
+ *	exe /usr/bin/lua5.4
+ *	cmdline lua5.4 fib.lua 30
+ *	started_ns 1795966791192001719	(CLOCK_REALTIME: connected)
+ *	ended_ns 1795966791292001719	(its last ring drained)
+ *	how exited
+ *	exit_status 0			(only when the process said it)
+ *
+ * one "key value" a line, values printable, keys in this order.  It is
+ * written on the files thread, beside and renamed over, like the
+ * metadata.
+ *
  * Loop thread only.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +50,8 @@
 
 #include "dclock.h"
 #include "index.h"
+#include "intake.h"
+#include "log.h"
 #include "pdesc.h"
 #include "session.h"
 #include "text.h"
@@ -132,6 +157,8 @@ record_write(struct session *s, uint64_t now, uint64_t ended)
 	row.started = s->started;
 	row.ended = ended;
 	row.how = s->how;
+	row.has_exit = s->has_exit;
+	row.exit_status = s->exit_status;
 	row.lost_before_connect = s->lost_disconnected;
 	if (index_put_session(&row, now) == -1)
 		return -1;
@@ -308,16 +335,109 @@ record_counts(struct session *s, const struct cls_count *counts, uint32_t n)
 			s->ev_counts[counts[i].cls] += counts[i].n;
 }
 
+struct procfile_job {
+	struct intake_job j;
+	int		 dirfd;		/* a dup of the session's */
+	uint32_t	 sid;
+	size_t		 len;
+	char		 text[];
+};
+
+static void
+procfile_work(struct intake_job *j)
+{
+	struct procfile_job *pj = (struct procfile_job *)j;
+	int dfd, fd;
+
+	if (mkdirat(pj->dirfd, "traced", 0750) == -1 && errno != EEXIST) {
+		log_warn("session %u: its traced/ directory", pj->sid);
+		return;
+	}
+	dfd = openat(pj->dirfd, "traced", O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (dfd == -1) {
+		log_warn("session %u: its traced/ directory", pj->sid);
+		return;
+	}
+	(void)unlinkat(dfd, ".process.tmp", 0);
+	fd = openat(dfd, ".process.tmp", O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd == -1 || write(fd, pj->text, pj->len) != (ssize_t)pj->len) {
+		log_warn("session %u: its traced/process file", pj->sid);
+		if (fd != -1) {
+			close(fd);
+			(void)unlinkat(dfd, ".process.tmp", 0);
+		}
+		close(dfd);
+		return;
+	}
+	close(fd);
+	if (renameat(dfd, ".process.tmp", dfd, "process") == -1) {
+		log_warn("session %u: rename to traced/process", pj->sid);
+		(void)unlinkat(dfd, ".process.tmp", 0);
+	}
+	close(dfd);
+}
+
+static void
+procfile_done(struct intake_job *j)
+{
+	struct procfile_job *pj = (struct procfile_job *)j;
+
+	intake_close(pj->dirfd, pj->j.uid);
+	free(pj);
+}
+
+/* The traced/process file of s, which ended at 'ended' (see above). */
+static void
+record_process_file(struct session *s, uint64_t ended)
+{
+	struct procfile_job *pj;
+	char exit_line[32] = "";
+	size_t size;
+	int n;
+
+	if (s->dirfd == -1 || !intake_accepting())
+		return;
+	if (s->has_exit)
+		snprintf(exit_line, sizeof(exit_line), "exit_status %d\n",
+		    s->exit_status);
+	size = sizeof(s->comm) + sizeof(s->exe) + (s->cmdline != NULL ?
+	    strlen(s->cmdline) : 0) + 256;
+	if ((pj = calloc(1, sizeof(*pj) + size)) == NULL)
+		return;
+	n = snprintf(pj->text, size, "traced-process 1\npid %d\ncomm %s\n"
+	    "exe %s\ncmdline %s\nstarted_ns %llu\nended_ns %llu\nhow %s\n%s",
+	    (int)s->pid, s->comm, s->exe[0] != '\0' ? s->exe : "?",
+	    s->cmdline != NULL ? s->cmdline : "?",
+	    (unsigned long long)s->started, (unsigned long long)ended,
+	    s->how != NULL ? s->how : "exited", exit_line);
+	if (n < 0 || (size_t)n >= size ||
+	    (pj->dirfd = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0)) == -1) {
+		free(pj);
+		return;
+	}
+	pj->len = (size_t)n;
+	pj->sid = s->id;
+	pj->j.uid = s->uid;
+	pj->j.files = 1;
+	pj->j.work = procfile_work;
+	pj->j.done = procfile_done;
+	intake_submit(&pj->j);
+}
+
 /*
  * s has ended (every ring drained, its books closed): write its final
  * counts and how it ended (s->how, "exited" if not set) now; the
- * transaction commits at the end of this loop turn.
+ * transaction commits at the end of this loop turn.  Its directory gets
+ * its traced/process file.
  */
 void
 record_end(struct session *s)
 {
 	uint64_t now = now_ns(CLOCK_REALTIME);
 
+	record_process_file(s, now);
 	if (!index_ready() || index_begin() == -1)
 		return;
 	if (record_write(s, now, now) == -1)

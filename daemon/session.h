@@ -200,6 +200,8 @@ struct session {
 	/* For the index (record.c). */
 	char		*cmdline;	/* owned; NULL if unreadable */
 	const char	*how;		/* how it ended (static string) */
+	int		 has_exit;	/* it said EXIT: */
+	int		 exit_status;	/* what it gave exit() */
 	uint64_t	*ev_counts;	/* owned: events written, by class */
 	uint64_t	*ev_written;	/* owned: ev_counts as last indexed */
 	uint32_t	 nev_counts;

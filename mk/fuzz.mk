@@ -27,7 +27,7 @@ fuzz_rundir_SRCS	:= proto/rundir.c
 fuzz_functab_SRCS	:= proto/functab.c
 fuzz_export_SRCS	:= $(filter-out ctl/tracectl.c ctl/print.c ctl/stats.c,\
 			   $(wildcard ctl/*.c)) daemon/ctf.c $(PROTO_SRCS)
-fuzz_export_LIBS	:= $(call pkg_libs,jansson)
+fuzz_export_LIBS	:= $(call pkg_libs,jansson zlib)
 fuzz_funcmsgs_SRCS	:= daemon/func.c daemon/limits.c daemon/config.c \
 			   proto/wire.c proto/functab.c proto/rule.c \
 			   proto/text.c proto/ringsize.c

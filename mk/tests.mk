@@ -67,7 +67,7 @@ test_functrace_OBJS	:= $(LIB_OBJS)
 test_index_OBJS		:= $(O)/daemon/index.o $(O)/daemon/record.o \
 			   $(O)/daemon/ixckpt.o $(O)/daemon/worker.o \
 			   $(O)/daemon/log.o $(O)/daemon/repair.o \
-			   $(O)/daemon/fsdir.o
+			   $(O)/daemon/fsdir.o $(O)/daemon/intake.o
 
 $(O)/tests/unit/%.o: P_CFLAGS += $(call pkg_cflags,cmocka $(DAEMON_PKGS))
 

@@ -33,6 +33,7 @@ static const struct wire_type_info wire_types[TRACED_MSG_TYPE_MAX] = {
 	[TRACED_MSG_FUNC_STATS] = {
 		sizeof(struct traced_msg_func_stats), 0, 0 },
 	[TRACED_MSG_SPARE_ASK] = { sizeof(struct traced_msg_spare), 0, 0 },
+	[TRACED_MSG_EXIT] = { sizeof(struct traced_msg_exit), 0, 0 },
 	[TRACED_MSG_WELCOME] = { sizeof(struct traced_msg_welcome), 0, 0 },
 	[TRACED_MSG_PROVIDER_ACK] = {
 		sizeof(struct traced_msg_provider_ack), 0, 0 },
@@ -107,6 +108,8 @@ wire_pad_zero(const struct wire_msg *m)
 	case TRACED_MSG_SPARE_ASK:
 	case TRACED_MSG_SPARE:
 		return m->u.spare->pad == 0;
+	case TRACED_MSG_EXIT:
+		return m->u.exit_->pad == 0;
 	default:
 		return 1;
 	}

@@ -47,6 +47,7 @@ enum traced_msg_type {
 	TRACED_MSG_TRACER,
 	TRACED_MSG_FUNC_STATS,
 	TRACED_MSG_SPARE_ASK,		/* the ring pool: see below */
+	TRACED_MSG_EXIT,
 	/* client.sock, daemon to client: 32..63 */
 	TRACED_MSG_WELCOME = 32,
 	TRACED_MSG_PROVIDER_ACK,
@@ -225,6 +226,18 @@ struct traced_msg_spare {
 };
 
 /*
+ * EXIT: the process calls exit() (or main() returned) with this status;
+ * sent from an on_exit() handler, without waiting, so that the session
+ * can say how the program ended (a process killed, or gone through
+ * _exit(), sends none).  At most once; the daemon keeps the last.
+ */
+struct traced_msg_exit {
+	struct traced_msg_hdr hdr;
+	int32_t		status;		/* as given to exit() */
+	uint32_t	pad;		/* zero: refused otherwise */
+};
+
+/*
  * Function tracing (doc/DESIGN.md section 11).  A process sends a MODULE for
  * each object it has loaded (dl_iterate_phdr order, numbered from 0),
  * so that the session can name addresses offline; a module with
@@ -382,6 +395,7 @@ _Static_assert(sizeof(struct traced_msg_func_apply) == 24, "wire");
 _Static_assert(sizeof(struct traced_msg_ctl_request) == 24, "wire");
 _Static_assert(sizeof(struct traced_msg_ctl_end) == 16, "wire");
 _Static_assert(sizeof(struct traced_msg_spare) == 16, "wire");
+_Static_assert(sizeof(struct traced_msg_exit) == 16, "wire");
 
 /*
  * A received message, validated.  Points into the caller's buffer.
@@ -405,6 +419,7 @@ struct wire_msg {
 		const struct traced_msg_ctl_request	*ctl_request;
 		const struct traced_msg_ctl_end		*ctl_end;
 		const struct traced_msg_spare		*spare;
+		const struct traced_msg_exit		*exit_;
 		const struct traced_msg_hdr		*hdr;
 	} u;
 	const char	*payload;	/* trailing bytes, if the type has them */

@@ -26,6 +26,8 @@ for set in "$@"; do
 		need_pc sqlite3 libsqlite3-dev
 		need_pc libsystemd libsystemd-dev
 		need_pc jansson libjansson-dev
+		# tracectl export -o FILE.gz
+		need_pc zlib zlib1g-dev
 		# libtraced opens libelf.so.1 for function tracing (headers only
 		# at build time).
 		need_pc libelf libelf-dev

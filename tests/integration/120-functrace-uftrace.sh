@@ -199,3 +199,42 @@ grep -q "stream-78: a symbolic link" "$T/print.err" ||
 grep -q 'traced:func_entry' "$T/print.out" ||
 	fail "print showed none of the other streams' events: $(head -c 300 "$T/print.out")"
 ok "a FIFO or a symlink among the streams is named, not read; the rest is printed (status $rc)"
+
+# How the program ran (issue 29): the session's directory keeps its
+# command line, times and exit status (traced/process), info session
+# says the status, and uftrace info on the export has all three.
+rm -rf "$T/cur" "$T/uft" && mkdir "$T/cur"
+set +e
+"$HELPERS/ftcalls" status 3 > "$T/out" 2>&1
+rc=$?
+set -e
+[ $rc = 3 ] || fail "ftcalls status 3 exited $rc: $(cat "$T/out")"
+wait_no_sessions 10 || fail "the session did not end"
+d=$(ls -d "$TRACES"/ftcalls-*)
+wait_for 5 test -f "$d/traced/process" || fail "no traced/process in $d: $(ls "$d")"
+# CTF readers skip sub-directories: babeltrace2 still reads the session.
+bt "$d" > /dev/null 2>"$T/bt.err" || fail "babeltrace2 with traced/: $(head -3 "$T/bt.err")"
+p=$d/traced/process
+grep -qx 'traced-process 1' "$p" && grep -qx "cmdline $HELPERS/ftcalls status 3" "$p" &&
+	grep -qx 'how exited' "$p" && grep -qx 'exit_status 3' "$p" ||
+	fail "traced/process: $(cat "$p")"
+id=$(sed -n 's/^.*-\([0-9]*\)$/\1/p' <<EOT
+$d
+EOT
+)
+ctl info session "$id" | grep -qx '  exit status 3 (given to exit())' ||
+	fail "info session $id: $(ctl info session "$id")"
+[ "$(ctl --json info session "$id" | jq -r '.items[] | select(.type == "session") | .exit_status')" = 3 ] ||
+	fail "info session --json: no exit_status 3"
+grep -q "ended (exited, exit status 3)" "$T/traced.log" || fail "the log does not say the status"
+mv "$d" "$T/cur/"
+ctl export --format uftrace -o "$T/uft" "$T/cur" > "$T/export.out" 2>&1 ||
+	fail "export: $(cat "$T/export.out")"
+uftrace info -d "$T/uft" > "$T/info" 2>&1 || fail "uftrace info: $(head -5 "$T/info")"
+grep -Eq "^# cmdline +: $HELPERS/ftcalls status 3\$" "$T/info" &&
+	grep -Eq '^# exit status +: exited with code: 3$' "$T/info" &&
+	grep -Eq '^# elapsed time +: [0-9]+\.[0-9]{9} sec$' "$T/info" &&
+	grep -Eq '^# build id +: [0-9a-f]{40}$' "$T/info" &&
+	grep -Eq '^# recorded on +: ' "$T/info" ||
+	fail "uftrace info: $(cat "$T/info")"
+ok "the process file, info session and uftrace info: command line, exit status 3, elapsed time, build id"

@@ -8,11 +8,14 @@
 #   I TS PID TID NAME [KEY=VALUE...]     an instant on a thread's track
 #   B TS PID TRACKNAME NAME              a slice begins on a process lane
 #   E TS PID TRACKNAME                   and ends
+#   B TS PID tid=TID NAME                a slice begins on a thread's track
+#   E TS PID tid=TID                     (a function call) and ends
 #   T PID TID THREADNAME                 a thread's track
 #   P PID PROCESSNAME                    a process's track
 #
 # Values: uint and int in decimal, pointers as 0x..., bools as true or
-# false, strings as protoc quotes them.  Used by tests/integration/057.
+# false, strings as protoc quotes them.  Used by tests/integration/057
+# and 128.
 function flush_event() {
 	if (!in_event)
 		return
@@ -21,10 +24,16 @@ function flush_event() {
 		for (i = 1; i <= nann; i++)
 			line = line " " anames[ann_name[i]] "=" ann_value[i]
 		print line
-	} else if (type == "TYPE_SLICE_BEGIN")
-		print "B " ts " " ppid[tparent[track]] " " tname[track] " " names[name]
-	else if (type == "TYPE_SLICE_END")
-		print "E " ts " " ppid[tparent[track]] " " tname[track]
+	} else if (type ~ /^TYPE_SLICE_(BEGIN|END)$/) {
+		if (track in ttid)
+			where = tpid[track] " tid=" ttid[track]
+		else
+			where = ppid[tparent[track]] " " tname[track]
+		if (type == "TYPE_SLICE_BEGIN")
+			print "B " ts " " where " " names[name]
+		else
+			print "E " ts " " where
+	}
 	in_event = 0
 }
 /^packet \{/ { ts = ""; depth = 1; next }

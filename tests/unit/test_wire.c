@@ -524,7 +524,7 @@ static void
 test_wire_rejects_unknown_type(void **state)
 {
 	static const uint32_t bad[] = {
-		0, TRACED_MSG_SPARE_ASK + 1, 31, TRACED_MSG_SPARE + 1, 63,
+		0, TRACED_MSG_EXIT + 1, 31, TRACED_MSG_SPARE + 1, 63,
 		TRACED_MSG_CTL_REQUEST + 1, 95, TRACED_MSG_TYPE_MAX, 1000,
 		UINT32_MAX,
 	};
@@ -537,6 +537,26 @@ test_wire_rejects_unknown_type(void **state)
 		decode_fails(mbuf, 24, 0, -EBADMSG, "unknown message type");
 		decode_fails(mbuf, 24, 1, -EBADMSG, "unknown message type");
 	}
+}
+
+/* EXIT: the status as it is, any int; reserved bytes zero. */
+static void
+test_wire_decodes_exit(void **state)
+{
+	struct traced_msg_exit *ex = (struct traced_msg_exit *)mbuf;
+	struct wire_msg m;
+
+	(void)state;
+	memset(ex, 0, sizeof(*ex));
+	wire_hdr_init(&ex->hdr, TRACED_MSG_EXIT, sizeof(*ex));
+	ex->status = -3;
+	decode_ok(mbuf, sizeof(*ex), 0, &m);
+	assert_int_equal(m.u.exit_->status, -3);
+	ex->pad = 1;
+	decode_fails(mbuf, sizeof(*ex), 0, -EBADMSG,
+	    "reserved bytes not zero");
+	ex->pad = 0;
+	decode_fails(mbuf, sizeof(*ex), 1, -EBADMSG, "");
 }
 
 static void
@@ -1628,6 +1648,7 @@ main(void)
 		cmocka_unit_test(test_wire_decodes_provider),
 		cmocka_unit_test(test_wire_decodes_ring),
 		cmocka_unit_test(test_wire_decodes_spare),
+		cmocka_unit_test(test_wire_decodes_exit),
 		cmocka_unit_test(test_wire_decodes_notify),
 		cmocka_unit_test(test_wire_decodes_welcome_with_either_clock),
 		cmocka_unit_test(test_wire_decodes_provider_ack),

@@ -41,6 +41,8 @@
  *   ftcalls exit
  *	main -> ex_a() -> ex_b() -> exit(0) from ex_c(); an atexit handler
  *	calls leaf()
+ *   ftcalls status N
+ *	work() 10 times, then main() returns N (its exit status)
  *   ftcalls depth N [DIR]
  *	rec(N): calls past depth 1024 are not traced, only counted; with
  *	DIR, then create DIR/done-1 and wait for DIR/go-1
@@ -508,6 +510,10 @@ main(int argc, char **argv)
 		pthread_join(th[0], NULL);
 		for (i = 0; i < 10; i++)
 			sink = work(i);
+	} else if (strcmp(mode, "status") == 0 && argc == 3) {
+		for (i = 0; i < 10; i++)
+			sink = work(i);
+		return n;
 	} else if (strcmp(mode, "exit") == 0) {
 		atexit(at_end);
 		ex_a(1);
