@@ -40,7 +40,9 @@ container_cleanup() {
 	done
 	rmdir "/run/systemd/nspawn/propagate/$NAME" 2>/dev/null || true
 }
-trap 'st=$?; container_cleanup; (exit $st); cleanup' EXIT
+# set +e: under set -e, '(exit $st)' would end the trap before cleanup
+# when the test failed, leaving $T and its copy of the root filesystem.
+trap 'st=$?; set +e; container_cleanup; (exit $st); cleanup' EXIT
 
 nspawn_require() {
 	[ "$(id -u)" = 0 ] || skip "needs root to boot a container"
