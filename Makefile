@@ -7,6 +7,7 @@
 #   make check-tsan      the client library's threads under TSan
 #   make run             start a private traced and trace the example
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb             Debian packages in $(O)/deb (mk/deb.mk)
 #   make V=1             show full commands
 
 VERSION		:= 0.1.0
@@ -221,6 +222,7 @@ $(EXAMPLE): $(O)/example/example.o $(O)/gen/example/trace.o $(LIBA)
 include mk/tests.mk
 include mk/install.mk
 include mk/fuzz.mk
+include mk/deb.mk
 
 # ---- convenience ----------------------------------------------------------
 
@@ -234,4 +236,4 @@ run: deps
 clean:
 	rm -rf $(O)
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+-include $(shell find $(O) -name '*.d' -type f 2>/dev/null)

@@ -20,59 +20,16 @@
 # container cannot be made or booted.
 . "$(dirname "$0")/lib.sh"
 
-skip_test() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip_test "needs root to boot a container"
-for c in systemd-nspawn debootstrap nsenter flock; do
-	command -v $c >/dev/null 2>&1 ||
-		skip_test "$c not found (apt-get install systemd-container debootstrap)"
-done
+. "$(dirname "$0")/lib-nspawn.sh"
+nspawn_require
 
-CACHE=${TRACED_CI_CACHE:-/var/cache/traced-ci}
+# 1. The root filesystem, with the runtime libraries (this test installs
+# with make install, which brings none).
 PKGS=systemd,systemd-sysv,dbus,libevent-2.1-7,libevent-core-2.1-7
 PKGS=$PKGS,libevent-pthreads-2.1-7,libsqlite3-0,libasan8,libubsan1,libjansson4
-BASE="$CACHE/rootfs-bookworm-$(echo "$PKGS" | cksum | cut -d' ' -f1)"
-NAME=traced-test-$$
-ROOT="$T/root"
-NSPAWN=
-PID1=
-CGROUPS=
-
-container_cleanup() {
-	if [ -n "$NSPAWN" ]; then
-		kill "$NSPAWN" 2>/dev/null || true	# powers off cleanly
-		i=0
-		while kill -0 "$NSPAWN" 2>/dev/null && [ $i -lt 300 ]; do
-			sleep 0.1; i=$((i + 1))
-		done
-		kill -9 "$NSPAWN" 2>/dev/null || true
-		wait "$NSPAWN" 2>/dev/null || true
-	fi
-	# With --keep-unit nspawn leaves payload/ and supervisor/ behind.
-	for cg in $CGROUPS; do
-		find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
-	done
-	rmdir "/run/systemd/nspawn/propagate/$NAME" 2>/dev/null || true
-}
-trap 'st=$?; container_cleanup; (exit $st); cleanup' EXIT
-
-# 1. The root filesystem, made once (under a lock: tests may run in
-# parallel) and copied for this run, which may change it at will.
-mkdir -p "$CACHE"
-mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources \
-	2>/dev/null | head -n 1)
-: "${mirror:=http://deb.debian.org/debian}"
-(
-	flock 9
-	[ -f "$BASE/.complete" ] && exit 0
-	rm -rf "$BASE.tmp"
-	echo "debootstrap $BASE (once; $mirror)"
-	debootstrap --variant=minbase --include="$PKGS" bookworm "$BASE.tmp" \
-		"$mirror" >"$T/debootstrap.log" 2>&1 || exit 1
-	touch "$BASE.tmp/.complete"
-	mv "$BASE.tmp" "$BASE"
-) 9>"$CACHE/lock" ||
-	skip_test "debootstrap failed (no network or mirror?): $(tail -n 2 "$T/debootstrap.log" | tr '\n' ' ')"
-cp -a "$BASE" "$ROOT"
+# tracectl top draws with ncurses; the exports gzip with zlib (in minbase)
+PKGS=$PKGS,libncursesw6
+nspawn_rootfs "$PKGS"
 
 # 2. Install as the README says, and build the example against the
 # installed library with the installed tracegen.
@@ -97,42 +54,8 @@ if [ -n "$san" ]; then
 		>"$ROOT/etc/systemd/system/traced.service.d/asan.conf"
 fi
 
-# 3. Boot, from cgroups of our own.
-for d in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified; do
-	[ -d "$d" ] || continue
-	mkdir "$d/$NAME" && CGROUPS="$CGROUPS $d/$NAME"
-done
-[ -n "$CGROUPS" ] || { [ -f /sys/fs/cgroup/cgroup.controllers ] &&
-	mkdir "/sys/fs/cgroup/$NAME" && CGROUPS="/sys/fs/cgroup/$NAME"; } ||
-	skip_test "no cgroup hierarchy to start the container from"
-# shellcheck disable=SC2016
-sh -c 'for c in $3; do echo $$ >"$c/cgroup.procs"; done
-	exec systemd-nspawn -D "$1" -M "$2" --boot --register=no --keep-unit \
-		--private-network --console=read-only' \
-	sh "$ROOT" "$NAME" "$CGROUPS" >"$T/nspawn.log" 2>&1 &
-NSPAWN=$!
-i=0
-while :; do
-	kill -0 "$NSPAWN" 2>/dev/null ||
-		skip_test "systemd-nspawn cannot run here: $(tail -n 3 "$T/nspawn.log" | tr '\n' ' ')"
-	PID1=$(cut -d' ' -f1 "/proc/$NSPAWN/task/$NSPAWN/children" 2>/dev/null || true)
-	[ -n "$PID1" ] && [ -S "/proc/$PID1/root/run/systemd/private" ] && break
-	i=$((i + 1))
-	[ $i -lt 600 ] || skip_test "the container's systemd did not start in 30 s: $(tail -n 3 "$T/nspawn.log" | tr '\n' ' ')"
-	sleep 0.05
-done
-# A command in the container, with a clean environment (not the test's
-# TRACED_RUNTIME_DIR).
-in_ct() {
-	nsenter -t "$PID1" -a env -i \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
-}
-state=$(in_ct systemctl is-system-running --wait 2>&1 || true)
-case $state in
-running|degraded) ;;
-*) skip_test "the container did not boot: $state" ;;
-esac
-ok "systemd booted in the container ($state)"
+# 3. Boot.
+nspawn_boot --private-network
 
 # 4. The README's steps after make install.
 in_ct systemd-sysusers >"$T/ct.log" 2>&1 || fail "systemd-sysusers: $(cat "$T/ct.log")"
