@@ -97,6 +97,8 @@ struct ctl_reply {
 };
 
 static int	 json_output;		/* --json */
+static const char *rdir_opt;		/* -r DIR, or NULL */
+static int	 ctl_quiet;		/* tracectl_ask(): say nothing */
 static int	 timeout_s = TIMEOUT_DEFAULT; /* 0: wait for ever */
 static const char *sock_path;		/* for messages */
 static gid_t	 sock_group = (gid_t)-1; /* control.sock's, for messages */
@@ -118,6 +120,8 @@ ctl_warnx(const char *fmt, ...)
 	va_list	ap;
 	size_t	n;
 
+	if (ctl_quiet)
+		return;
 	fflush(stdout);
 	fputs("tracectl: ", stderr);
 	va_start(ap, fmt);
@@ -585,18 +589,18 @@ ctl_find(const char *rdir, int *fdp, char *path, size_t size)
 }
 
 /*
- * Send the command line as one CTL_REQUEST.  Returns 0 or an exit
- * status after a message.
+ * Send the command line as one CTL_REQUEST, asking for JSON items if
+ * 'json'.  Returns 0 or an exit status after a message.
  */
 static int
-ctl_send(int fd, const struct ctl_cmd *cmd)
+ctl_send(int fd, const struct ctl_cmd *cmd, int json)
 {
 	uint64_t	 buf[TRACED_MSG_MAX / sizeof(uint64_t)];
 	ssize_t		 n;
 	int		 len;
 
 	len = wire_ctl_request_encode(buf, sizeof(buf),
-	    json_output ? TRACED_CTL_JSON : 0, cmd->argc, cmd->argv);
+	    json ? TRACED_CTL_JSON : 0, cmd->argc, cmd->argv);
 	if (len < 0) {
 		ctl_warnx("command line too long (at most %u bytes, %d words)",
 		    TRACED_MSG_MAX -
@@ -712,11 +716,11 @@ item_valid(const char *s, size_t len)
 
 /*
  * Read the reply up to its CTL_END.  Prints lines as they come in text
- * mode and keeps them in JSON mode.  Returns 0 with r filled, or an
+ * mode and keeps them in JSON mode ('json').  Returns 0 with r filled, or an
  * exit status after a message.
  */
 static int
-ctl_receive(int fd, struct ctl_reply *r)
+ctl_receive(int fd, struct ctl_reply *r, int json)
 {
 	uint64_t	 buf[TRACED_MSG_MAX / sizeof(uint64_t)];
 	struct wire_msg	 m;
@@ -758,7 +762,7 @@ ctl_receive(int fd, struct ctl_reply *r)
 		} else if (m.type != TRACED_MSG_CTL_LINE &&
 		    m.type != TRACED_MSG_CTL_END)
 			why = "not a control reply";
-		else if (m.type == TRACED_MSG_CTL_LINE && json_output &&
+		else if (m.type == TRACED_MSG_CTL_LINE && json &&
 		    !item_valid(m.payload, m.payload_len))
 			why = "an item is not one valid JSON object";
 		if (why != NULL) {
@@ -769,7 +773,7 @@ ctl_receive(int fd, struct ctl_reply *r)
 		if (m.type == TRACED_MSG_CTL_END)
 			break;
 		r->nlines++;
-		if (!json_output) {
+		if (!json) {
 			print_text(stdout, m.payload, m.payload_len);
 			putchar('\n');
 		} else if (reply_keep(r, m.payload, m.payload_len) == -1) {
@@ -932,12 +936,62 @@ ctl_run(const char *rdir, const struct ctl_cmd *cmd)
 		return ret;
 	sock_path = path;
 	memset(&reply, 0, sizeof(reply));
-	if ((ret = ctl_send(fd, cmd)) == 0 &&
-	    (ret = ctl_receive(fd, &reply)) == 0)
+	if ((ret = ctl_send(fd, cmd, json_output)) == 0 &&
+	    (ret = ctl_receive(fd, &reply, json_output)) == 0)
 		ret = reply_print(&reply);
 	close(fd);
 	reply_free(&reply);
 	sock_path = NULL;
+	return ret;
+}
+
+/*
+ * Ask the daemon from a command that runs here.  Contract in
+ * tracectl.h.
+ */
+int
+tracectl_ask(int argc, char **argv, int quiet, json_t **items)
+{
+	struct ctl_reply reply;
+	struct ctl_cmd	 cmd;
+	char		 path[RUNDIR_PATH_MAX + 32];
+	json_t		*a, *o;
+	size_t		 i;
+	int		 fd, ret;
+
+	*items = NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.argc = argc;
+	cmd.argv = argv;
+	ctl_quiet = quiet;
+	if ((ret = ctl_find(rdir_opt, &fd, path, sizeof(path))) != 0) {
+		ctl_quiet = 0;
+		return ret;
+	}
+	sock_path = path;
+	memset(&reply, 0, sizeof(reply));
+	if ((ret = ctl_send(fd, &cmd, 1)) == 0 &&
+	    (ret = ctl_receive(fd, &reply, 1)) == 0) {
+		ret = status_exit(reply.status);
+		if (ret != EXIT_DONE && reply.msglen > 0)
+			ctl_warnx("%s", reply.message);
+	}
+	close(fd);
+	sock_path = NULL;
+	ctl_quiet = 0;
+	if (ret == EXIT_DONE && (a = json_array()) == NULL)
+		ret = EXIT_FAILED;
+	/* ctl_receive() checked each item: one valid JSON object. */
+	for (i = 0; ret == EXIT_DONE && i < reply.nitems; i++) {
+		o = json_loadb(reply.items[i].text, reply.items[i].len, 0, NULL);
+		if (o == NULL || json_array_append_new(a, o) == -1) {
+			json_decref(a);
+			ret = EXIT_FAILED;
+		}
+	}
+	if (ret == EXIT_DONE)
+		*items = a;
+	reply_free(&reply);
 	return ret;
 }
 
@@ -1024,7 +1078,7 @@ main(int argc, char *argv[])
 				ctl_warnx("-r: empty directory");
 				return finish(EXIT_USAGE);
 			}
-			rdir = optarg;
+			rdir = rdir_opt = optarg;
 			break;
 		case 't':
 			if (parse_timeout(optarg) == -1) {
