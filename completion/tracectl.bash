@@ -95,7 +95,7 @@ _tracectl()
 		esac
 		case $cur in
 		-*)	case $cmd in
-			print)	COMPREPLY=($(compgen -W "--raw --json $filters" -- "$cur")) ;;
+			print)	COMPREPLY=($(compgen -W "--raw --json --follow $filters" -- "$cur")) ;;
 			stats)	COMPREPLY=($(compgen -W "--pair --key --json $filters" -- "$cur")) ;;
 			*)	COMPREPLY=($(compgen -W "--format -o --pair --key $filters" -- "$cur")) ;;
 			esac ;;

@@ -32,7 +32,8 @@ test_ctf_OBJS		:= $(O)/daemon/ctf.o
 test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tsdl.o \
 			   $(O)/ctl/tracedir.o $(O)/ctl/tracedir-stream.o \
 			   $(O)/ctl/tracedir-io.o
-test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o,$(CTL_OBJS))
+test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o %/print.o \
+			   %/follow.o,$(CTL_OBJS))
 test_readcmd_OBJS	:= $(O)/ctl/readcmd.o $(O)/ctl/reader.o \
 			   $(O)/ctl/pair.o $(O)/ctl/tsdl.o $(O)/ctl/tracedir.o \
 			   $(O)/ctl/tracedir-stream.o $(O)/ctl/tracedir-io.o
