@@ -1082,12 +1082,16 @@ fw_look(struct follow *f, struct fw_dir *d, int64_t mono)
 		return -1;
 	for (i = 0; i < d->nstreams; i++)
 		moved |= fw_probe_stream(f, d->streams[i]);
-	/* After the probes: the metadata then describes what they found. */
-	if (moved) {
+	/*
+	 * After the probes: the metadata then describes what they found.
+	 * Until a version that failed to parse (an append seen half done)
+	 * reads, the walks wait.
+	 */
+	if (moved)
 		d->moved_at = mono;
-		if ((rc = fw_meta_load(f, d)) <= 0)
-			return rc;
-	}
+	if ((moved || d->meta_bad_since != 0) &&
+	    (rc = fw_meta_load(f, d)) <= 0)
+		return rc;
 	fw_grant(d);
 	return 0;
 }
