@@ -13,7 +13,10 @@
 
 # The followers go too, whatever happens.
 FOLLOWERS=
-trap 'rc=$?; for p in $FOLLOWERS; do kill $p 2>/dev/null || true; done; (exit $rc); cleanup' EXIT
+# (set +e: under -e, the "(exit $rc)" that hands cleanup the status would
+# end the trap.)
+trap 'rc=$?; set +e; for p in $FOLLOWERS; do kill $p 2>/dev/null; done
+	(exit $rc); cleanup' EXIT
 
 now_ns() { date +%s%N; }
 
