@@ -187,15 +187,41 @@ calls_load_modules(const char *sessdir, struct functab_module **mods,
 	return rc;
 }
 
+/*
+ * Room for index i in an array of *n elements of 'size' bytes, zeroed:
+ * print --follow meets sessions and threads as they come.  0 or -1.
+ */
+static int
+calls_room(void **a, size_t *n, size_t i, size_t size)
+{
+	size_t		 cap = *n != 0 ? *n : 8;
+	char		*na;
+
+	if (i < *n)
+		return 0;
+	while (cap <= i)
+		cap *= 2;
+	if ((na = reallocarray(*a, cap, size)) == NULL)
+		return -1;
+	memset(na + *n * size, 0, (cap - *n) * size);
+	*a = na;
+	*n = cap;
+	return 0;
+}
+
 /* The modules of session s, read at its first function record. */
 static struct calls_session *
 calls_session(struct calls *c, const struct reader_session *s)
 {
-	struct calls_session *cs = &c->sess[s->index];
+	struct calls_session *cs;
 	struct functab_module *mods;
 	size_t		 i, n;
 	const char	*slash;
 
+	if (calls_room((void **)&c->sess, &c->nsess, s->index,
+	    sizeof(*c->sess)) == -1)
+		return NULL;
+	cs = &c->sess[s->index];
 	if (cs->loaded)
 		return cs;
 	cs->loaded = 1;
@@ -466,8 +492,9 @@ calls_feed(struct calls *c, const struct reader_item *it, calls_step_cb cb,
 	uint64_t	 addr, depth;
 	int		 exit_;
 
-	if (it->thread->index >= c->nthr || it->sess->index >= c->nsess)
-		return 0;
+	if (calls_room((void **)&c->thr, &c->nthr, it->thread->index,
+	    sizeof(*c->thr)) == -1)
+		return -1;
 	t = &c->thr[it->thread->index];
 	t->sess = it->sess;
 	t->thread = it->thread;

@@ -81,7 +81,10 @@ typedef void	(*calls_error_cb)(void *arg, const char *msg);
 
 struct calls;
 
-/* For the sessions and threads of one reader.  NULL: no memory. */
+/*
+ * For the sessions and threads of one reader: as many as it found, and
+ * more as they come (print --follow).  NULL: no memory.
+ */
 struct calls	*calls_new(size_t nsessions, size_t nthreads,
 		    calls_error_cb cb, void *arg);
 void		 calls_free(struct calls *c);

@@ -41,6 +41,7 @@
 #include <jansson.h>
 
 #include "calls.h"
+#include "follow.h"
 #include "format.h"
 #include "readcmd.h"
 #include "reader.h"
@@ -63,8 +64,10 @@ struct print_class {
 
 struct print_ctx {
 	enum print_mode	 mode;
+	int		 follow;	/* --follow */
 	struct print_class **classes;	/* owned, per session index */
-	size_t		 nsessions;
+	size_t		*nclasses;	/* owned: of each classes[] */
+	size_t		 nsessions;	/* slots of both */
 	struct strbuf	 line;
 	int64_t		 last_ns;
 	int		 have_last;
@@ -85,10 +88,15 @@ print_help(void)
 	    "\n"
 	    "  --raw            arguments as { name = value, ... }\n"
 	    "  --json           one JSON object per line (64-bit integers as "
-	    "strings)\n", stdout);
+	    "strings)\n"
+	    "  --follow, -f     no DIR: the running daemon's sessions, "
+	    "running and new,\n"
+	    "                   as it writes them, until interrupted (status "
+	    "0);\n"
+	    "                   '+2s' times count from now\n", stdout);
 }
 
-/* print's own option: --raw (--json is one of readcmd's). */
+/* print's own options: --raw, --follow (--json is one of readcmd's). */
 static int
 print_opt(void *arg, int argc, char **argv, int *i, char *err,
     size_t errlen)
@@ -98,20 +106,36 @@ print_opt(void *arg, int argc, char **argv, int *i, char *err,
 	(void)argc;
 	(void)err;
 	(void)errlen;
-	if (strcmp(argv[*i], "--raw") != 0)
+	if (strcmp(argv[*i], "--follow") == 0 || strcmp(argv[*i], "-f") == 0)
+		ctx->follow = 1;
+	else if (strcmp(argv[*i], "--raw") == 0)
+		ctx->mode = PRINT_RAW;
+	else
 		return 0;
-	ctx->mode = PRINT_RAW;
 	(*i)++;
 	return 1;
 }
 
+/* --follow reads the daemon's sessions, not DIRs. */
+static int
+print_check(void *arg, char *err, size_t errlen)
+{
+	const struct print_ctx *ctx = arg;
+
+	(void)err;
+	(void)errlen;
+	return ctx->follow ? 1 : 0;
+}
+
 static const struct readcmd_def print_cmd = {
 	.name = "print",
-	.usage = "usage: tracectl print [--raw | --json] [FILTERS] DIR...\n",
+	.usage = "usage: tracectl print [--raw | --json] [FILTERS] DIR...\n"
+	    "       tracectl print --follow [--raw | --json] [FILTERS]\n",
 	.flags = READCMD_JSON,
 	.no_dir = "no directory given",
 	.help = print_help,
 	.opt = print_opt,
+	.check = print_check,
 };
 
 static void
@@ -142,6 +166,27 @@ print_class_init(struct print_ctx *ctx, struct print_class *pc,
 	return 0;
 }
 
+/* Room for n sessions' classes.  0 or -1. */
+static int
+print_grow(struct print_ctx *ctx, size_t n)
+{
+	struct print_class **c;
+	size_t		*nc, cap = ctx->nsessions != 0 ? ctx->nsessions : 16;
+
+	while (cap < n)
+		cap *= 2;
+	if ((c = reallocarray(ctx->classes, cap, sizeof(*c))) == NULL)
+		return -1;
+	ctx->classes = c;
+	if ((nc = reallocarray(ctx->nclasses, cap, sizeof(*nc))) == NULL)
+		return -1;
+	ctx->nclasses = nc;
+	memset(c + ctx->nsessions, 0, (cap - ctx->nsessions) * sizeof(*c));
+	memset(nc + ctx->nsessions, 0, (cap - ctx->nsessions) * sizeof(*nc));
+	ctx->nsessions = cap;
+	return 0;
+}
+
 /* The print_class of an event, made the first time. */
 static const struct print_class *
 print_class_get(struct print_ctx *ctx, const struct reader_item *it)
@@ -150,10 +195,15 @@ print_class_get(struct print_ctx *ctx, const struct reader_item *it)
 	struct print_class *pcs, *pc;
 	size_t		 idx = (size_t)(it->ev->cls - m->classes);
 
+	/* --follow meets new sessions as it goes. */
+	if (it->sess->index >= ctx->nsessions &&
+	    print_grow(ctx, it->sess->index + 1) == -1)
+		goto nomem;
 	if ((pcs = ctx->classes[it->sess->index]) == NULL) {
 		if ((pcs = calloc(m->nclasses, sizeof(*pcs))) == NULL)
 			goto nomem;
 		ctx->classes[it->sess->index] = pcs;
+		ctx->nclasses[it->sess->index] = m->nclasses;
 	}
 	pc = &pcs[idx];
 	if (!pc->ready && print_class_init(ctx, pc, it->ev->cls) == -1)
@@ -469,6 +519,20 @@ out:
 	return rc;
 }
 
+/* One item, as the options say.  0, or -1 when out of memory. */
+static int
+print_item(void *arg, const struct reader_item *it)
+{
+	struct print_ctx *ctx = arg;
+	int		 rc;
+
+	if (ctx->mode == PRINT_JSON)
+		rc = print_json(ctx, it);
+	else
+		rc = print_text(ctx, it);
+	return rc == -1 || ctx->nomem ? -1 : 0;
+}
+
 /*
  * tracectl print.  Contract in tracectl.h.
  */
@@ -480,7 +544,7 @@ print_main(int nargs, char **args, int json)
 	struct reader		*r = NULL;
 	const struct reader_item *it;
 	static char		*outbuf;
-	size_t			 i, j, nsess, nthr;
+	size_t			 i, j;
 	int			 rc, ret = EXIT_DONE;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -495,6 +559,19 @@ print_main(int nargs, char **args, int json)
 	/* --json wins over --raw, wherever each is. */
 	if (cmd.json)
 		ctx.mode = PRINT_JSON;
+	/* Sized as sessions and threads come (calls.c grows). */
+	if ((ctx.calls = calls_new(0, 0, print_error, &ctx)) == NULL)
+		goto nomem;
+	if (ctx.follow && cmd.ndirs > 0) {
+		fprintf(stderr, "tracectl: print: --follow takes no DIR: it "
+		    "follows the daemon's sessions\n%s", print_cmd.usage);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (ctx.follow) {
+		ret = follow_main(&cmd.opts, print_item, print_error, &ctx);
+		goto out;
+	}
 	if ((r = reader_new(&cmd.opts, print_error, &ctx)) == NULL)
 		goto nomem;
 	for (i = 0; i < cmd.ndirs; i++)
@@ -502,24 +579,11 @@ print_main(int nargs, char **args, int json)
 			goto fail;
 	if (reader_start(r) == -1)
 		goto fail;
-	reader_sessions(r, &nsess);
-	reader_threads(r, &nthr);
-	ctx.nsessions = nsess;
-	if ((ctx.calls = calls_new(nsess, nthr, print_error, &ctx)) == NULL)
-		goto nomem;
-	if (nsess > 0 && (ctx.classes = calloc(nsess,
-	    sizeof(*ctx.classes))) == NULL)
-		goto nomem;
 	if (outbuf == NULL && (outbuf = malloc(PRINT_STDOUT_BUF)) != NULL)
 		setvbuf(stdout, outbuf, _IOFBF, PRINT_STDOUT_BUF);
-	while ((rc = reader_next(r, &it)) > 0) {
-		if (ctx.mode == PRINT_JSON)
-			rc = print_json(&ctx, it);
-		else
-			rc = print_text(&ctx, it);
-		if (rc == -1 || ctx.nomem)
+	while ((rc = reader_next(r, &it)) > 0)
+		if (print_item(&ctx, it) == -1)
 			goto nomem;
-	}
 	if (rc == -1)
 		goto fail;
 	goto out;
@@ -535,17 +599,15 @@ out:
 	if (r != NULL && reader_nerrors(r) > 0 && ret == EXIT_DONE)
 		ret = EXIT_FAILED;
 	for (i = 0; i < ctx.nsessions; i++) {
-		const struct reader_session *ss = reader_sessions(r, &nsess);
-
 		if (ctx.classes[i] == NULL)
 			continue;
-		for (j = 0; j < ss[i].meta->nclasses; j++) {
+		for (j = 0; j < ctx.nclasses[i]; j++)
 			fmt_free(ctx.classes[i][j].fmt);
-		}
 		free(ctx.classes[i]);
 	}
 	free(ctx.classes);
 	calls_free(ctx.calls);
+	free(ctx.nclasses);
 	strbuf_free(&ctx.line);
 	reader_free(r);
 	readcmd_free(&cmd);

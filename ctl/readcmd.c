@@ -103,9 +103,9 @@ readcmd_parse(struct readcmd *c, const struct readcmd_def *d, int json,
 			return readcmd_usage(d, err);
 		}
 	}
-	if (d->check != NULL && d->check(arg, err, sizeof(err)) == -1)
+	if (d->check != NULL && (rc = d->check(arg, err, sizeof(err))) == -1)
 		return readcmd_usage(d, err);
-	if (c->ndirs == 0)
+	if (c->ndirs == 0 && !(d->check != NULL && rc == 1))
 		return readcmd_usage(d, d->no_dir);
 	return READCMD_RUN;
 }

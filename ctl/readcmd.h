@@ -30,7 +30,11 @@
 typedef int	(*readcmd_opt_cb)(void *arg, int argc, char **argv, int *i,
 		    char *err, size_t errlen);
 
-/* After the options, before the DIRs: -1 with err set for a usage error. */
+/*
+ * After the options, before the DIRs: -1 with err set for a usage
+ * error, 1 when the command runs without a DIR (print --follow), 0
+ * otherwise.
+ */
 typedef int	(*readcmd_check_cb)(void *arg, char *err, size_t errlen);
 
 /* One command, as its --help and its usage errors show it. */
@@ -64,8 +68,8 @@ struct readcmd {
  * Parse the arguments after the command's name into c ('json': whether
  * tracectl's own --json was given), with the command's options and
  * checks from d, whose callbacks get 'arg'.  Returns READCMD_RUN when
- * the command should run, with at least one DIR; EXIT_DONE after
- * printing --help; EXIT_USAGE after saying a usage error on stderr; or
+ * the command should run, with at least one DIR (none if the check
+ * said so); EXIT_DONE after printing --help; EXIT_USAGE after saying a usage error on stderr; or
  * READCMD_NOMEM, which the caller says its own way.  c is initialized
  * whatever the result: free it with readcmd_free().
  */

@@ -544,38 +544,45 @@ rd_session_number(const char *name)
 	return v;
 }
 
-static int
-rd_session_wanted(const struct reader *r, const struct reader_session *s)
+/*
+ * Do --pid and --session keep this session?  Contract in reader.h.
+ */
+int
+reader_opts_session(const struct reader_opts *o,
+    const struct reader_session *s)
 {
 	int64_t		 v;
 	size_t		 i;
 
-	if (!rd_in(r->opts.pids, r->opts.npids, s->pid))
+	if (!rd_in(o->pids, o->npids, s->pid))
 		return 0;
-	if (r->opts.nsessions == 0)
+	if (o->nsessions == 0)
 		return 1;
-	for (i = 0; i < r->opts.nsessions; i++) {
-		if (fnmatch(r->opts.sessions[i], s->name, 0) == 0)
+	for (i = 0; i < o->nsessions; i++) {
+		if (fnmatch(o->sessions[i], s->name, 0) == 0)
 			return 1;
-		if (rd_parse_uint(r->opts.sessions[i], &v) == 0 &&
+		if (rd_parse_uint(o->sessions[i], &v) == 0 &&
 		    v == s->number)
 			return 1;
 	}
 	return 0;
 }
 
-/* Does --event select class c?  "GLOB" or "PROVIDER_GLOB:EVENT_GLOB". */
-static int
-rd_class_wanted(const struct reader *r, const struct tracedir_class *c)
+/*
+ * Does --event select class c?  "GLOB" or "PROVIDER_GLOB:EVENT_GLOB".
+ * Contract in reader.h.
+ */
+int
+reader_opts_class(const struct reader_opts *o, const struct tracedir_class *c)
 {
 	size_t	 i;
 
-	if (c->lost || r->opts.nevents == 0)
+	if (c->lost || o->nevents == 0)
 		return 1;
-	for (i = 0; i < r->opts.nevents; i++) {
-		if (fnmatch(r->opts.events[i], c->name, 0) == 0 ||
-		    (strchr(r->opts.events[i], ':') == NULL &&
-		    fnmatch(r->opts.events[i], c->event, 0) == 0))
+	for (i = 0; i < o->nevents; i++) {
+		if (fnmatch(o->events[i], c->name, 0) == 0 ||
+		    (strchr(o->events[i], ':') == NULL &&
+		    fnmatch(o->events[i], c->event, 0) == 0))
 			return 1;
 	}
 	return 0;
@@ -889,8 +896,12 @@ rd_time_of_day(int64_t tod_ns, int64_t day_of)
 	return (int64_t)t * 1000000000 + tod_ns;
 }
 
-static int64_t
-rd_resolve(const struct reader *r, const struct reader_time *t,
+/*
+ * A time of the command line, in ns since the Epoch.  Contract in
+ * reader.h.
+ */
+int64_t
+reader_time_resolve(const struct reader_time *t, int64_t start,
     int64_t unset)
 {
 	int64_t	 v;
@@ -898,10 +909,10 @@ rd_resolve(const struct reader *r, const struct reader_time *t,
 	if (!t->set)
 		return unset;
 	if (t->relative == 1)
-		return __builtin_add_overflow(rd_trace_start(r), t->ns, &v) ?
+		return __builtin_add_overflow(start, t->ns, &v) ?
 		    INT64_MAX : v;
 	if (t->relative == 2)
-		return rd_time_of_day(t->ns, rd_trace_start(r));
+		return rd_time_of_day(t->ns, start);
 	return t->ns;
 }
 
@@ -1061,13 +1072,13 @@ reader_start(struct reader *r)
 		rs->pub.pid = ts->meta->vpid;
 		rs->pub.number = rd_session_number(ts->name);
 		rs->pub.meta = ts->meta;
-		if (!rd_session_wanted(r, &rs->pub))
+		if (!reader_opts_session(&r->opts, &rs->pub))
 			continue;
 		if (ts->meta->nclasses > 0 && (rs->selected =
 		    calloc(ts->meta->nclasses, 1)) == NULL)
 			goto nomem;
 		for (j = 0; j < ts->meta->nclasses; j++)
-			rs->selected[j] = (uint8_t)rd_class_wanted(r,
+			rs->selected[j] = (uint8_t)reader_opts_class(&r->opts,
 			    &ts->meta->classes[j]);
 		rs->pub.index = r->nsessions++;
 		if (rd_session_streams(r, rs, &cap) == -1)
@@ -1088,8 +1099,10 @@ reader_start(struct reader *r)
 	}
 	if (rd_threads(r) == -1)
 		goto nomem;
-	r->since_ns = rd_resolve(r, &r->opts.since, INT64_MIN);
-	r->until_ns = rd_resolve(r, &r->opts.until, INT64_MAX);
+	r->since_ns = reader_time_resolve(&r->opts.since, rd_trace_start(r),
+	    INT64_MIN);
+	r->until_ns = reader_time_resolve(&r->opts.until, rd_trace_start(r),
+	    INT64_MAX);
 	return 0;
 nomem:
 	rd_error(r, "out of memory");

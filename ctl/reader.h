@@ -199,6 +199,24 @@ size_t	reader_nerrors(const struct reader *r);
 void	reader_free(struct reader *r);
 
 /*
+ * The filters one at a time, for a reader of its own (follow.c): do
+ * --pid and --session keep session s; does --event keep class c (the
+ * built-in traced:lost always is)?  1 or 0.
+ */
+int	reader_opts_session(const struct reader_opts *o,
+	    const struct reader_session *s);
+int	reader_opts_class(const struct reader_opts *o,
+	    const struct tracedir_class *c);
+
+/*
+ * A --since or --until time in ns since the Epoch: "+2s" after
+ * 'start', "HH:MM:SS" on the local day of 'start'; 'unset' when the
+ * option was not given.
+ */
+int64_t	reader_time_resolve(const struct reader_time *t, int64_t start,
+	    int64_t unset);
+
+/*
  * The name of a cause, as print, stats and the exports show it: the
  * producer's as proto/cause.h names them, then "other"; "?" for a
  * number that is not a cause.

@@ -97,6 +97,8 @@ struct ctl_reply {
 };
 
 static int	 json_output;		/* --json */
+static const char *rdir_opt;		/* -r DIR, or NULL */
+static int	 ctl_quiet;		/* tracectl_ask(): say nothing */
 static int	 timeout_s = TIMEOUT_DEFAULT; /* 0: wait for ever */
 static const char *sock_path;		/* for messages */
 static FILE	*ctl_out;		/* the reply's lines: stdout, or a
@@ -128,8 +130,8 @@ ctl_warnx(const char *fmt, ...)
 	va_list	ap;
 	size_t	n;
 
-	if (ctl_quiet)
-		return;
+	/* top keeps the first problem for its screen; completion and a
+	 * quiet ask say nothing. */
 	if (quiet_said != NULL) {
 		if (quiet_said[0] == '\0') {
 			va_start(ap, fmt);
@@ -138,6 +140,8 @@ ctl_warnx(const char *fmt, ...)
 		}
 		return;
 	}
+	if (ctl_quiet)
+		return;
 	fflush(stdout);
 	fputs("tracectl: ", stderr);
 	va_start(ap, fmt);
@@ -605,18 +609,18 @@ ctl_find(const char *rdir, int *fdp, char *path, size_t size)
 }
 
 /*
- * Send the command line as one CTL_REQUEST.  Returns 0 or an exit
- * status after a message.
+ * Send the command line as one CTL_REQUEST, asking for JSON items if
+ * 'json'.  Returns 0 or an exit status after a message.
  */
 static int
-ctl_send(int fd, const struct ctl_cmd *cmd)
+ctl_send(int fd, const struct ctl_cmd *cmd, int json)
 {
 	uint64_t	 buf[TRACED_MSG_MAX / sizeof(uint64_t)];
 	ssize_t		 n;
 	int		 len;
 
 	len = wire_ctl_request_encode(buf, sizeof(buf),
-	    json_output ? TRACED_CTL_JSON : 0, cmd->argc, cmd->argv);
+	    json ? TRACED_CTL_JSON : 0, cmd->argc, cmd->argv);
 	if (len < 0) {
 		ctl_warnx("command line too long (at most %u bytes, %d words)",
 		    TRACED_MSG_MAX -
@@ -732,11 +736,11 @@ item_valid(const char *s, size_t len)
 
 /*
  * Read the reply up to its CTL_END.  Prints lines as they come in text
- * mode and keeps them in JSON mode.  Returns 0 with r filled, or an
+ * mode and keeps them in JSON mode ('json').  Returns 0 with r filled, or an
  * exit status after a message.
  */
 static int
-ctl_receive(int fd, struct ctl_reply *r)
+ctl_receive(int fd, struct ctl_reply *r, int json)
 {
 	uint64_t	 buf[TRACED_MSG_MAX / sizeof(uint64_t)];
 	struct wire_msg	 m;
@@ -778,7 +782,7 @@ ctl_receive(int fd, struct ctl_reply *r)
 		} else if (m.type != TRACED_MSG_CTL_LINE &&
 		    m.type != TRACED_MSG_CTL_END)
 			why = "not a control reply";
-		else if (m.type == TRACED_MSG_CTL_LINE && json_output &&
+		else if (m.type == TRACED_MSG_CTL_LINE && json &&
 		    !item_valid(m.payload, m.payload_len))
 			why = "an item is not one valid JSON object";
 		if (why != NULL) {
@@ -789,7 +793,7 @@ ctl_receive(int fd, struct ctl_reply *r)
 		if (m.type == TRACED_MSG_CTL_END)
 			break;
 		r->nlines++;
-		if (!json_output) {
+		if (!json) {
 			print_text(ctl_out, m.payload, m.payload_len);
 			putc('\n', ctl_out);
 		} else if (reply_keep(r, m.payload, m.payload_len) == -1) {
@@ -952,13 +956,79 @@ ctl_run(const char *rdir, const struct ctl_cmd *cmd)
 		return ret;
 	sock_path = path;
 	memset(&reply, 0, sizeof(reply));
-	if ((ret = ctl_send(fd, cmd)) == 0 &&
-	    (ret = ctl_receive(fd, &reply)) == 0)
+	if ((ret = ctl_send(fd, cmd, json_output)) == 0 &&
+	    (ret = ctl_receive(fd, &reply, json_output)) == 0)
 		ret = reply_print(&reply);
 	close(fd);
 	reply_free(&reply);
 	sock_path = NULL;
 	return ret;
+}
+
+/*
+ * Ask the daemon found from rdir (as every command finds it) the
+ * command argv[0..argc) with --json.  Returns an exit status and, on
+ * EXIT_DONE, *items a new JSON array of the reply's items.  quiet:
+ * problems are not said (but top's quiet_said keeps the first).
+ */
+static int
+ctl_ask(const char *rdir, int argc, char **argv, int quiet, json_t **items)
+{
+	struct ctl_reply reply;
+	struct ctl_cmd	 cmd;
+	char		 path[RUNDIR_PATH_MAX + 32];
+	json_t		*a = NULL, *o;
+	size_t		 i;
+	int		 fd, ret;
+
+	*items = NULL;
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.argc = argc;
+	cmd.argv = argv;
+	ctl_quiet = quiet;
+	if ((ret = ctl_find(rdir, &fd, path, sizeof(path))) != 0) {
+		ctl_quiet = 0;
+		return ret;
+	}
+	sock_path = path;
+	memset(&reply, 0, sizeof(reply));
+	if ((ret = ctl_send(fd, &cmd, 1)) == 0 &&
+	    (ret = ctl_receive(fd, &reply, 1)) == 0) {
+		ret = status_exit(reply.status);
+		if (ret != EXIT_DONE)
+			ctl_warnx("%s", reply.msglen > 0 ? reply.message :
+			    "the command failed");
+	}
+	close(fd);
+	sock_path = NULL;
+	ctl_quiet = 0;
+	if (ret == EXIT_DONE && (a = json_array()) == NULL) {
+		ctl_warnx("out of memory");
+		ret = EXIT_FAILED;
+	}
+	/* ctl_receive() checked each item: one valid JSON object. */
+	for (i = 0; ret == EXIT_DONE && i < reply.nitems; i++) {
+		o = json_loadb(reply.items[i].text, reply.items[i].len, 0, NULL);
+		if (o == NULL || json_array_append_new(a, o) == -1) {
+			json_decref(a);
+			ctl_warnx("out of memory");
+			ret = EXIT_FAILED;
+		}
+	}
+	if (ret == EXIT_DONE)
+		*items = a;
+	reply_free(&reply);
+	return ret;
+}
+
+/*
+ * Ask the daemon from a command that runs here.  Contract in
+ * tracectl.h.
+ */
+int
+tracectl_ask(int argc, char **argv, int quiet, json_t **items)
+{
+	return ctl_ask(rdir_opt, argc, argv, quiet, items);
 }
 
 /*
@@ -971,57 +1041,18 @@ int
 ctl_query(const char *rdir, int argc, char **argv, int timeout,
     json_t **items, char *err, size_t errsize)
 {
-	const struct command_def *def;
-	struct ctl_reply reply;
-	struct ctl_cmd	 cmd;
-	char		 path[RUNDIR_PATH_MAX + 32];
-	int		 fd, ret, consumed, saved_json = json_output;
-	int		 saved_timeout = timeout_s;
-	size_t		 i;
-	json_t		*a, *o;
+	int		 consumed, ret, saved_timeout = timeout_s;
 
 	*items = NULL;
 	err[0] = '\0';
-	if ((def = command_lookup(argc, argv, &consumed, err,
-	    errsize)) == NULL)
+	if (command_lookup(argc, argv, &consumed, err, errsize) == NULL)
 		return EXIT_USAGE;
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.def = def;
-	cmd.argc = argc;
-	cmd.argv = argv;
-	memset(&reply, 0, sizeof(reply));
 	quiet_said = err;
 	quiet_size = errsize;
-	json_output = 1;
 	timeout_s = timeout;
-	if ((ret = ctl_find(rdir, &fd, path, sizeof(path))) == 0) {
-		sock_path = path;
-		if ((ret = ctl_send(fd, &cmd)) == 0)
-			ret = ctl_receive(fd, &reply);
-		close(fd);
-		sock_path = NULL;
-	}
+	ret = ctl_ask(rdir, argc, argv, 1, items);
 	quiet_said = NULL;
-	json_output = saved_json;
 	timeout_s = saved_timeout;
-	if (ret == 0 && reply.status != TRACED_CTL_OK) {
-		snprintf(err, errsize, "%s", reply.msglen > 0 ?
-		    reply.message : "the command failed");
-		ret = status_exit(reply.status);
-	}
-	if (ret == 0 && (a = json_array()) != NULL) {
-		for (i = 0; i < reply.nitems; i++) {
-			o = json_loadb(reply.items[i].text, reply.items[i].len,
-			    0, NULL);
-			if (o != NULL)
-				json_array_append_new(a, o);
-		}
-		*items = a;
-	} else if (ret == 0) {
-		snprintf(err, errsize, "out of memory");
-		ret = EXIT_FAILED;
-	}
-	reply_free(&reply);
 	return ret;
 }
 
@@ -1182,7 +1213,7 @@ main(int argc, char *argv[])
 				ctl_warnx("-r: empty directory");
 				return finish(EXIT_USAGE);
 			}
-			rdir = optarg;
+			rdir = rdir_opt = optarg;
 			break;
 		case 't':
 			if (parse_timeout(optarg) == -1) {

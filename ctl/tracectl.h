@@ -11,11 +11,27 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct json_t;
+
 /* Exit statuses (man/tracectl.1, STYLE.md section 4). */
 #define EXIT_DONE		0
 #define EXIT_FAILED		1
 #define EXIT_USAGE		2
 #define EXIT_UNREACHABLE	3
+
+/* tracectl.c */
+
+/*
+ * Send the command line argv[0, argc) (name included) to the daemon
+ * that tracectl finds (as -r says) and ask for JSON.  Returns
+ * EXIT_DONE with *items a new JSON array of the reply's items (the
+ * caller frees it with json_decref()), or the exit status of the
+ * failure (EXIT_UNREACHABLE: no daemon), said on stderr unless
+ * 'quiet'.  For the commands that run here and need the daemon's
+ * view (print --follow).
+ */
+int	tracectl_ask(int argc, char **argv, int quiet,
+	    struct json_t **items);
 
 /* print.c */
 
@@ -47,7 +63,6 @@ int	export_main(int nargs, char **args);
 
 /* tracectl.c */
 
-struct json_t;
 
 /*
  * Ask the daemon (found as every command finds it; rdir from -r, or

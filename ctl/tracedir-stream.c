@@ -99,6 +99,16 @@ tracedir_stream_next_file(struct tracedir_stream *s, uint64_t flen)
 }
 
 /*
+ * The file grew.  Contract in tracedir.h.
+ */
+void
+tracedir_stream_grow(struct tracedir_stream *s, uint64_t flen)
+{
+	if (flen > s->flen)
+		s->flen = flen;
+}
+
+/*
  * Give the walk the window buf[0, len) = file bytes [base, base + len).
  * Contract in tracedir.h.
  */

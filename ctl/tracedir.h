@@ -269,6 +269,13 @@ uint64_t tracedir_stream_keep(const struct tracedir_stream *s);
 void	tracedir_stream_next_file(struct tracedir_stream *s, uint64_t flen);
 
 /*
+ * The file grew to flen bytes (no fewer than it had): a walk that said
+ * TRACEDIR_END goes on into them.  For a reader that follows a file as
+ * it is written, and gives the walk only the whole packets in it.
+ */
+void	tracedir_stream_grow(struct tracedir_stream *s, uint64_t flen);
+
+/*
  * The next item of the stream: TRACEDIR_PACKET before the events of
  * each packet (s->packet), TRACEDIR_EVENT for each event (*ev, whose
  * strings point into the window), TRACEDIR_END after the last one,

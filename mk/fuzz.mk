@@ -26,7 +26,7 @@ fuzz_text_SRCS		:= proto/text.c
 fuzz_rundir_SRCS	:= proto/rundir.c
 fuzz_functab_SRCS	:= proto/functab.c
 fuzz_export_SRCS	:= $(filter-out ctl/tracectl.c ctl/print.c ctl/stats.c \
-			   ctl/top.c ctl/top-tui.c,\
+			   ctl/top.c ctl/top-tui.c ctl/follow.c,\
 			   $(wildcard ctl/*.c)) daemon/ctf.c $(PROTO_SRCS)
 fuzz_export_LIBS	:= $(call pkg_libs,jansson zlib)
 fuzz_funcmsgs_SRCS	:= daemon/func.c daemon/limits.c daemon/config.c \

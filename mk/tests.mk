@@ -32,8 +32,8 @@ test_ctf_OBJS		:= $(O)/daemon/ctf.o
 test_tracedir_OBJS	:= $(O)/daemon/ctf.o $(O)/ctl/tsdl.o \
 			   $(O)/ctl/tracedir.o $(O)/ctl/tracedir-stream.o \
 			   $(O)/ctl/tracedir-io.o
-test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o %/top.o \
-			   %/top-tui.o,$(CTL_OBJS))
+test_reader_OBJS	:= $(O)/daemon/ctf.o $(filter-out %/tracectl.o %/print.o \
+			   %/follow.o %/top.o %/top-tui.o,$(CTL_OBJS))
 test_calls_OBJS		:= $(O)/ctl/calls.o $(O)/ctl/tracedir-io.o \
 			   $(O)/ctl/tracedir.o $(O)/ctl/tracedir-stream.o \
 			   $(O)/ctl/tsdl.o $(O)/daemon/ctf.o

@@ -28,6 +28,7 @@ struct t_seen {
 	const char	*out;
 	int		 checked;
 	int		 check_fails;
+	int		 no_dir_ok;	/* the check says: no DIR needed */
 };
 
 /* A command's own options, as print's --raw and export's -o. */
@@ -59,7 +60,7 @@ t_check(void *arg, char *err, size_t errlen)
 
 	seen->checked++;
 	if (!seen->check_fails)
-		return 0;
+		return seen->no_dir_ok;
 	snprintf(err, errlen, "no output given");
 	return -1;
 }
@@ -252,6 +253,31 @@ test_readcmd_checks_the_command_before_its_dirs(void **state)
 	free(err);
 }
 
+/* print --follow: a command whose check says it needs no DIR. */
+static void
+test_readcmd_runs_without_dirs_when_the_check_says_so(void **state)
+{
+	struct readcmd	 c;
+	struct t_seen	 seen;
+	char		*out, *err;
+	char		*argv[] = { (char *)"--raw", (char *)"--pid",
+			    (char *)"7" };
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	seen.no_dir_ok = 1;
+	assert_int_equal(t_parse(&c, &t_full, 0, 3, argv, &seen, &out, &err),
+	    READCMD_RUN);
+	assert_string_equal(err, "");
+	assert_int_equal(c.ndirs, 0);
+	assert_int_equal(seen.raw, 1);
+	assert_int_equal(c.opts.npids, 1);
+	assert_int_equal(c.opts.pids[0], 7);
+	readcmd_free(&c);
+	free(out);
+	free(err);
+}
+
 static void
 test_readcmd_help_wins_over_what_follows(void **state)
 {
@@ -293,6 +319,8 @@ main(void)
 		cmocka_unit_test(test_readcmd_says_the_first_problem_only),
 		cmocka_unit_test(
 		    test_readcmd_checks_the_command_before_its_dirs),
+		cmocka_unit_test(
+		    test_readcmd_runs_without_dirs_when_the_check_says_so),
 		cmocka_unit_test(test_readcmd_help_wins_over_what_follows),
 	};
 
