@@ -393,12 +393,12 @@ export_check(void *arg, char *err, size_t errlen)
 
 	if (eo->format == NULL) {
 		snprintf(err, errlen, "no --format given (one of "
-		    "chrome, perfetto, simpletrace)");
+		    "chrome, perfetto, simpletrace, uftrace)");
 		return -1;
 	}
 	if ((x->fmt = export_find(eo->format)) == NULL) {
 		snprintf(err, errlen, "unknown format '%.60s' (one of "
-		    "chrome, perfetto, simpletrace)", eo->format);
+		    "chrome, perfetto, simpletrace, uftrace)", eo->format);
 		return -1;
 	}
 	if (x->out_path == NULL || x->out_path[0] == '\0') {

@@ -101,9 +101,7 @@ static const char *rdir_opt;		/* -r DIR, or NULL */
 static int	 ctl_quiet;		/* tracectl_ask(): say nothing */
 static int	 timeout_s = TIMEOUT_DEFAULT; /* 0: wait for ever */
 static const char *sock_path;		/* for messages */
-static FILE	*ctl_out;		/* the reply's lines: stdout, or a
-					   buffer while completing */
-static int	 ctl_quiet;		/* completing: say nothing */
+static int	 ctl_quiet;		/* a quiet ask: say nothing */
 static gid_t	 sock_group = (gid_t)-1; /* control.sock's, for messages */
 
 static void	ctl_warnx(const char *, ...)
@@ -794,8 +792,8 @@ ctl_receive(int fd, struct ctl_reply *r, int json)
 			break;
 		r->nlines++;
 		if (!json) {
-			print_text(ctl_out, m.payload, m.payload_len);
-			putc('\n', ctl_out);
+			print_text(stdout, m.payload, m.payload_len);
+			putchar('\n');
 		} else if (reply_keep(r, m.payload, m.payload_len) == -1) {
 			ctl_warnx("out of memory");
 			return EXIT_FAILED;
@@ -893,8 +891,8 @@ reply_print(const struct ctl_reply *r)
 		json_done = 1;
 	} else if (r->status == TRACED_CTL_OK) {
 		if (r->msglen > 0) {
-			print_text(ctl_out, r->message, r->msglen);
-			putc('\n', ctl_out);
+			print_text(stdout, r->message, r->msglen);
+			putchar('\n');
 		}
 	} else if (!ctl_quiet) {
 		fflush(stdout);
@@ -1065,40 +1063,24 @@ static void
 complete_sessions(const char *rdir, const char *prefix, FILE *out)
 {
 	char		*argv[] = { (char *)"info", (char *)"sessions" };
-	struct ctl_cmd	 cmd;
-	char		*buf = NULL, *line, *save = NULL;
-	size_t		 len = 0, n;
-	FILE		*mem;
+	json_t		*items, *o;
+	size_t		 i;
+	int		 saved = timeout_s;
+	char		 id[24];
 
-	if ((mem = open_memstream(&buf, &len)) == NULL)
-		return;
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.def = &command_table(NULL)[CMD_ID_INFO_SESSIONS];
-	cmd.argc = 2;
-	cmd.argv = argv;
-	cmd.args = argv + 2;
-	ctl_out = mem;
-	ctl_quiet = 1;
-	json_output = 0;
 	if (timeout_s == 0 || timeout_s > 2)
 		timeout_s = 2;
-	(void)ctl_run(rdir, &cmd);
-	ctl_out = stdout;
-	ctl_quiet = 0;
-	if (fclose(mem) != 0) {
-		free(buf);
-		return;
+	if (ctl_ask(rdir, 2, argv, 1, &items) == EXIT_DONE) {
+		json_array_foreach(items, i, o) {
+			snprintf(id, sizeof(id), "%lld", (long long)
+			    json_integer_value(json_object_get(o, "session")));
+			if (id[0] != '0' &&
+			    strncmp(id, prefix, strlen(prefix)) == 0)
+				fprintf(out, "%s\n", id);
+		}
+		json_decref(items);
 	}
-	/* The header and the closing message do not start with an id. */
-	for (line = strtok_r(buf, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		line += strspn(line, " ");
-		n = strspn(line, "0123456789");
-		if (n > 0 && line[n] == ' ' &&
-		    strncmp(line, prefix, strlen(prefix)) == 0)
-			fprintf(out, "%.*s\n", (int)n, line);
-	}
-	free(buf);
+	timeout_s = saved;
 }
 
 /*
@@ -1195,7 +1177,6 @@ main(int argc, char *argv[])
 	char		 err[512];
 	int		 ch, consumed, ret;
 
-	ctl_out = stdout;
 	opterr = 0;
 	/* '+': options end at the command, whose words may look like
 	 * options ("info sessions --pid 12"). */
