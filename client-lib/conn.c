@@ -851,28 +851,43 @@ conn_ring_finished_locked(struct lring *r)
 }
 
 /*
- * exit(), or a return from main(): tell the daemon the status (EXIT),
- * so that the session says how the program ended.  on_exit() handlers
- * run before the destructors (conn_at_exit() below), so the daemon has
- * it before the connection closes.  Never waits: only if the lock is
- * free and the socket takes it at once.
+ * How the process ends, for the daemon (EXIT): the status given to
+ * exit() or returned from main(), kept by the on_exit() handler below
+ * and sent by whichever of it and conn_at_exit() runs second, after the
+ * rings, so that a daemon too old to know EXIT, which drops the client
+ * for it, has everything else first.  (Usually the handler runs first;
+ * when libtraced was set up from a shared library's constructor, before
+ * the loader registered its destructors, it runs after them.)
  */
-void
-conn_on_exit(int status, void *arg)
+static int conn_exit_status;
+static int conn_exit_said;		/* the handler ran */
+static int conn_exit_done;		/* conn_at_exit() ran */
+
+/* Send EXIT, lock held.  Never waits. */
+static void
+conn_send_exit_locked(void)
 {
 	struct traced_msg_exit m;
 
+	if (lib.sock == -1 || lib.state != CONN_UP)
+		return;
+	memset(&m, 0, sizeof(m));
+	wire_hdr_init(&m.hdr, TRACED_MSG_EXIT, sizeof(m));
+	m.status = conn_exit_status;
+	(void)conn_send(lib.sock, &m, sizeof(m), NULL, 0, MSG_DONTWAIT);
+}
+
+void
+conn_on_exit(int status, void *arg)
+{
 	(void)arg;
 	if (!lib.initialized || lib.pid != getpid() ||
 	    pthread_mutex_trylock(&lib.lock) != 0)
 		return;
-	if (lib.sock != -1 && lib.state == CONN_UP) {
-		memset(&m, 0, sizeof(m));
-		wire_hdr_init(&m.hdr, TRACED_MSG_EXIT, sizeof(m));
-		m.status = status;
-		(void)conn_send(lib.sock, &m, sizeof(m), NULL, 0,
-		    MSG_DONTWAIT);
-	}
+	conn_exit_status = status;
+	conn_exit_said = 1;
+	if (conn_exit_done)
+		conn_send_exit_locked();
 	pthread_mutex_unlock(&lib.lock);
 }
 
@@ -880,8 +895,9 @@ conn_on_exit(int status, void *arg)
  * The process exits (exit(), or main() returned): rings made since the
  * connection thread last ran may not have reached the daemon, and that
  * thread will not run again.  Send them now, without waiting, so that
- * the daemon drains what they hold and counts what they lost.  Only if
- * the lock is free: an exit must never wait on the tracer.
+ * the daemon drains what they hold and counts what they lost; then the
+ * exit status, if the on_exit() handler has it.  Only if the lock is
+ * free: an exit must never wait on the tracer.
  */
 __attribute__((destructor)) static void
 conn_at_exit(void)
@@ -898,5 +914,8 @@ conn_at_exit(void)
 			if (!r->sent)
 				(void)conn_send_ring(lib.sock, r,
 				    MSG_DONTWAIT);
+	conn_exit_done = 1;
+	if (conn_exit_said)
+		conn_send_exit_locked();
 	pthread_mutex_unlock(&lib.lock);
 }

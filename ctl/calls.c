@@ -14,11 +14,14 @@
  * corrupt trace gets one "(unnamed)" function instead of memory without
  * bound.
  */
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "calls.h"
 #include "functab.h"
@@ -27,6 +30,7 @@
 
 #define CALLS_MODULE_MAX	(64u << 20)	/* bytes of a functions/ file */
 #define CALLS_UNNAMED_MAX	65536u
+#define CALLS_RECHECK_NS	1000000000	/* functions/ looked at again */
 
 struct calls_module {
 	struct functab_module m;
@@ -38,6 +42,9 @@ struct calls_session {
 	int		 loaded;
 	struct calls_module *mods;	/* owned, by start */
 	size_t		 nmods;
+	struct timespec	 mtime;		/* of functions/ when read */
+	int64_t		 checked;	/* CLOCK_MONOTONIC ns of the last
+					   look at functions/ */
 };
 
 struct calls_frame {
@@ -55,6 +62,10 @@ struct calls_thread {
 	const struct reader_session *sess;
 	const struct reader_thread *thread;
 };
+
+static void	calls_session_clear(struct calls_session *cs);
+static struct calls_session *calls_session(struct calls *c,
+		    const struct reader_session *s);
 
 struct calls {
 	struct calls_session *sess;	/* owned, by session index */
@@ -92,17 +103,12 @@ calls_new(size_t nsessions, size_t nthreads, calls_error_cb cb, void *arg)
 void
 calls_free(struct calls *c)
 {
-	size_t		 i, j;
+	size_t		 i;
 
 	if (c == NULL)
 		return;
-	for (i = 0; i < c->nsess; i++) {
-		for (j = 0; j < c->sess[i].nmods; j++) {
-			functab_module_free(&c->sess[i].mods[j].m);
-			free(c->sess[i].mods[j].fns);
-		}
-		free(c->sess[i].mods);
-	}
+	for (i = 0; i < c->nsess; i++)
+		calls_session_clear(&c->sess[i]);
 	for (i = 0; i < c->nthr; i++)
 		free(c->thr[i].stack);
 	for (i = 0; i < c->tcap; i++)
@@ -209,6 +215,68 @@ calls_room(void **a, size_t *n, size_t i, size_t size)
 	return 0;
 }
 
+/* Forget the modules of cs (the functions named stay interned). */
+static void
+calls_session_clear(struct calls_session *cs)
+{
+	size_t		 i;
+
+	for (i = 0; i < cs->nmods; i++) {
+		functab_module_free(&cs->mods[i].m);
+		free(cs->mods[i].fns);
+	}
+	free(cs->mods);
+	cs->mods = NULL;
+	cs->nmods = 0;
+}
+
+static int64_t
+calls_mono_ns(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* functions/'s modification time into *t (zero if it has none). */
+static void
+calls_dir_mtime(const char *sessdir, struct timespec *t)
+{
+	char		 dir[4200];
+	struct stat	 st;
+
+	snprintf(dir, sizeof(dir), "%s/functions", sessdir);
+	if (stat(dir, &st) == 0)
+		*t = st.st_mtim;
+	else
+		memset(t, 0, sizeof(*t));
+}
+
+/*
+ * An address no module of s names: a trace being written (print
+ * --follow) may have got a module file since they were read (a library
+ * loaded later).  Read them again if functions/ changed, at most once a
+ * second.  1 if they were read again, else 0; -1 when out of memory.
+ */
+static int
+calls_session_recheck(struct calls *c, const struct reader_session *s,
+    struct calls_session *cs)
+{
+	struct timespec	 t;
+	int64_t		 now = calls_mono_ns();
+
+	if (now - cs->checked < CALLS_RECHECK_NS)
+		return 0;
+	cs->checked = now;
+	calls_dir_mtime(s->path, &t);
+	if (t.tv_sec == cs->mtime.tv_sec && t.tv_nsec == cs->mtime.tv_nsec)
+		return 0;
+	calls_session_clear(cs);
+	cs->loaded = 0;
+	return calls_session(c, s) == NULL ? -1 : 1;
+}
+
 /* The modules of session s, read at its first function record. */
 static struct calls_session *
 calls_session(struct calls *c, const struct reader_session *s)
@@ -225,6 +293,8 @@ calls_session(struct calls *c, const struct reader_session *s)
 	if (cs->loaded)
 		return cs;
 	cs->loaded = 1;
+	cs->checked = calls_mono_ns();
+	calls_dir_mtime(s->path, &cs->mtime);
 	if (calls_load_modules(s->path, &mods, &n, c->cb, c->arg) == -1 &&
 	    n == 0)
 		return NULL;
@@ -326,11 +396,23 @@ calls_name(struct calls *c, const struct reader_session *s, uint64_t addr)
 	struct call_fn	*f;
 	char		 name[FUNCTAB_NAME_MAX + 320];
 	size_t		 i;
+	int		 r;
 
 	if ((cs = calls_session(c, s)) == NULL)
 		return NULL;
-	if ((cm = calls_module(cs, addr)) != NULL &&
-	    (e = functab_lookup(&cm->m.tab, addr - cm->m.base)) != NULL) {
+	/* A miss may be a module written since (print --follow). */
+	for (;;) {
+		cm = calls_module(cs, addr);
+		e = cm != NULL ? functab_lookup(&cm->m.tab,
+		    addr - cm->m.base) : NULL;
+		if (e != NULL)
+			break;
+		if ((r = calls_session_recheck(c, s, cs)) == -1)
+			return NULL;
+		if (r == 0)
+			break;
+	}
+	if (e != NULL) {
 		i = (size_t)(e - cm->m.tab.e);
 		if (cm->fns == NULL && (cm->fns = calloc(cm->m.tab.n,
 		    sizeof(*cm->fns))) == NULL)

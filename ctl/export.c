@@ -231,6 +231,7 @@ export_gz_write(void *cookie, const char *buf, size_t len)
 	int		 n;
 
 	while (done < len) {
+		errno = 0;
 		n = gzwrite(cookie, buf + done, (unsigned)(len - done >
 		    (1u << 30) ? 1u << 30 : len - done));
 		if (n <= 0) {
@@ -265,8 +266,13 @@ export_gz_open(int fd)
 	gzFile		 gz;
 	FILE		*f;
 
-	if ((gz = gzdopen(fd, "wb6")) == NULL)
+	errno = 0;
+	if ((gz = gzdopen(fd, "wb6")) == NULL) {
+		if (errno == 0)
+			errno = ENOMEM;
+		close(fd);	/* zlib leaves it open */
 		return NULL;
+	}
 	if ((f = fopencookie(gz, "w", io)) == NULL) {
 		gzclose(gz);	/* closes fd too */
 		errno = ENOMEM;

@@ -530,6 +530,10 @@ print_item(void *arg, const struct reader_item *it)
 		rc = print_json(ctx, it);
 	else
 		rc = print_text(ctx, it);
+	/* Output that could not be written (a reader that closed its pipe)
+	 * is not a lack of memory: the caller's flush says which it is. */
+	if (rc == -1 && !ctx->nomem && ferror(stdout))
+		return 0;
 	return rc == -1 || ctx->nomem ? -1 : 0;
 }
 

@@ -33,6 +33,7 @@
 #include <jansson.h>
 
 #include "calls.h"
+#include "format.h"
 #include "pair.h"
 #include "readcmd.h"
 #include "reader.h"
@@ -446,12 +447,19 @@ static json_t *
 stats_json_func(const struct stats_ctx *ctx, size_t id)
 {
 	const struct stats_func *f = &ctx->funcs[id];
+	struct strbuf	 tmp;
+	const char	*name;
 	json_t		*o;
 
 	if ((o = json_object()) == NULL)
 		return NULL;
-	json_object_set_new(o, "function",
-	    json_string(calls_fn(ctx->calls, id)->name));
+	/* From a trace directory: any bytes (fmt_json_string() makes
+	 * them UTF-8 that jansson takes). */
+	strbuf_init(&tmp);
+	name = calls_fn(ctx->calls, id)->name;
+	json_object_set_new(o, "function", fmt_json_string(name, strlen(name),
+	    &tmp));
+	strbuf_free(&tmp);
 	json_object_set_new(o, "calls", stats_json_ns((int64_t)f->calls));
 	json_object_set_new(o, "timed", stats_json_ns((int64_t)f->d.n));
 	json_object_set_new(o, "total", stats_json_ns(f->d.sum));
@@ -472,6 +480,8 @@ static void
 stats_text_funcs(const struct stats_ctx *ctx, const size_t *ids, size_t n)
 {
 	const struct stats_func *f;
+	struct strbuf	 b;
+	const char	*name;
 	size_t		 i;
 	int		 sampled = 0;
 
@@ -479,10 +489,14 @@ stats_text_funcs(const struct stats_ctx *ctx, const size_t *ids, size_t n)
 	    "not):\n  %-32s %10s %14s %14s %10s %10s %10s %10s\n",
 	    "FUNCTION", "CALLS", "TOTAL", "SELF", "MIN", "MEDIAN", "P99",
 	    "MAX");
+	strbuf_init(&b);
 	for (i = 0; i < n; i++) {
 		f = &ctx->funcs[ids[i]];
-		printf("  %-32s %10llu %14lld %14lld",
-		    calls_fn(ctx->calls, ids[i])->name,
+		/* From a trace directory: escaped, as print shows it. */
+		name = calls_fn(ctx->calls, ids[i])->name;
+		strbuf_reset(&b);
+		strbuf_add_escaped(&b, name, strlen(name), 0);
+		printf("  %-32s %10llu %14lld %14lld", b.s != NULL ? b.s : "?",
 		    (unsigned long long)f->calls, (long long)f->d.sum,
 		    (long long)f->self);
 		if (f->d.n == 0)
@@ -503,6 +517,7 @@ stats_text_funcs(const struct stats_ctx *ctx, const size_t *ids, size_t n)
 		printf("  (medians and p99s of functions called more than %u "
 		    "times are from a sample of that many)\n",
 		    STATS_FUNC_DURATIONS_MAX);
+	strbuf_free(&b);
 }
 
 static int

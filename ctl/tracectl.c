@@ -98,10 +98,9 @@ struct ctl_reply {
 
 static int	 json_output;		/* --json */
 static const char *rdir_opt;		/* -r DIR, or NULL */
-static int	 ctl_quiet;		/* tracectl_ask(): say nothing */
+static int	 ctl_quiet;		/* a quiet ask (ctl_ask()): say nothing */
 static int	 timeout_s = TIMEOUT_DEFAULT; /* 0: wait for ever */
 static const char *sock_path;		/* for messages */
-static int	 ctl_quiet;		/* a quiet ask: say nothing */
 static gid_t	 sock_group = (gid_t)-1; /* control.sock's, for messages */
 
 static void	ctl_warnx(const char *, ...)
@@ -974,7 +973,7 @@ ctl_ask(const char *rdir, int argc, char **argv, int quiet, json_t **items)
 {
 	struct ctl_reply reply;
 	struct ctl_cmd	 cmd;
-	char		 path[RUNDIR_PATH_MAX + 32];
+	char		 path[RUNDIR_PATH_MAX + 32], clean[1024];
 	json_t		*a = NULL, *o;
 	size_t		 i;
 	int		 fd, ret;
@@ -993,8 +992,10 @@ ctl_ask(const char *rdir, int argc, char **argv, int quiet, json_t **items)
 	if ((ret = ctl_send(fd, &cmd, 1)) == 0 &&
 	    (ret = ctl_receive(fd, &reply, 1)) == 0) {
 		ret = status_exit(reply.status);
+		/* The daemon's words, escaped as reply_print() shows them. */
 		if (ret != EXIT_DONE)
-			ctl_warnx("%s", reply.msglen > 0 ? reply.message :
+			ctl_warnx("%s", reply.msglen > 0 ? text_escape(clean,
+			    sizeof(clean), reply.message) :
 			    "the command failed");
 	}
 	close(fd);

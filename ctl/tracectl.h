@@ -33,6 +33,15 @@ struct json_t;
 int	tracectl_ask(int argc, char **argv, int quiet,
 	    struct json_t **items);
 
+/*
+ * The same from the daemon of rdir (-r, or NULL), waiting at most
+ * timeout seconds, and printing nothing: the reason of a failure goes
+ * into err.  For top, which asks again and again and shows what went
+ * wrong on its screen.
+ */
+int	ctl_query(const char *rdir, int argc, char **argv, int timeout,
+	    struct json_t **items, char *err, size_t errsize);
+
 /* print.c */
 
 /*
@@ -60,19 +69,6 @@ int	stats_main(int nargs, char **args, int json);
  * traces in another format (export.h).  Exit statuses as print_main().
  */
 int	export_main(int nargs, char **args);
-
-/* tracectl.c */
-
-
-/*
- * Ask the daemon (found as every command finds it; rdir from -r, or
- * NULL) the command argv[0..argc) with --json, waiting at most
- * timeout seconds, and print nothing.  Returns 0 with *items a new
- * JSON array of the reply's items (json_decref() it), or an exit
- * status with the reason in err.
- */
-int	ctl_query(const char *rdir, int argc, char **argv, int timeout,
-	    struct json_t **items, char *err, size_t errsize);
 
 /* top.c */
 

@@ -226,10 +226,12 @@ struct traced_msg_spare {
 };
 
 /*
- * EXIT: the process calls exit() (or main() returned) with this status;
- * sent from an on_exit() handler, without waiting, so that the session
- * can say how the program ended (a process killed, or gone through
- * _exit(), sends none).  At most once; the daemon keeps the last.
+ * EXIT: the process calls exit() (or main() returned) with this status,
+ * which libtraced's on_exit() handler keeps; sent without waiting, last
+ * (after the rings of its exit), so that the session can say how the
+ * program ended (a process killed, or gone through _exit(), sends
+ * none).  A daemon older than this message drops the client for it,
+ * with nothing left to lose.  At most once; the daemon keeps the last.
  */
 struct traced_msg_exit {
 	struct traced_msg_hdr hdr;

@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "functrace.h"
@@ -216,8 +217,10 @@ ft_dlopen_as(const char *file, int mode, const void *caller)
 	struct link_map *lm = NULL;
 	Dl_info info;
 
-	if (file == NULL || (strchr(file, '/') != NULL &&
-	    strchr(file, '$') == NULL))
+	/* A setuid, setgid or capable program: libc's own rules for
+	 * $ORIGIN and search paths (AT_SECURE), never this file's. */
+	if (file == NULL || getauxval(AT_SECURE) != 0 ||
+	    (strchr(file, '/') != NULL && strchr(file, '$') == NULL))
 		return ft_dlopen_real(file, mode);
 	if (dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) == 0 ||
 	    lm == NULL)

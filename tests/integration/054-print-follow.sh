@@ -160,6 +160,15 @@ wait_for 5 test -s "$T/head.rc" || fail "print --follow still runs after head ex
 [ "$(wc -l < "$T/head.out")" = 5 ] || fail "head got $(wc -l < "$T/head.out") lines"
 n=$(grep -c " emit $BUSY/[0-9]* helpers:test_tick: tick " "$T/head.out" || true)
 [ "$n" = 5 ] || fail "--pid $BUSY: $(cat "$T/head.out")"
+# The same with --json, whose lines come out through jansson: a write
+# into the closed pipe is no lack of memory.
+{ ctl print --follow --json --event test_tick 2>"$T/jhead.err"; \
+    echo $? > "$T/jhead.rc"; } | head -n 3 > "$T/jhead.out"
+wait_for 5 test -s "$T/jhead.rc" || fail "print --follow --json still runs after head exited"
+[ "$(cat "$T/jhead.rc")" = 0 ] && [ ! -s "$T/jhead.err" ] ||
+	fail "--json | head: status $(cat "$T/jhead.rc"): $(cat "$T/jhead.err")"
+[ "$(jq -r .event "$T/jhead.out" | sort -u)" = helpers:test_tick ] ||
+	fail "--json | head: $(cat "$T/jhead.out")"
 kill $BUSY $OTHER
 wait $BUSY $OTHER 2>/dev/null || true
-ok "--pid follows one program; a closed pipe ends it quietly"
+ok "--pid follows one program; a closed pipe ends it quietly, --json too"

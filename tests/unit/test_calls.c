@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -221,6 +222,39 @@ test_calls_lost_and_unfinished(void **state)
 	calls_free(c);
 }
 
+/*
+ * A module file written after the first lookups (a library the program
+ * loaded later, seen by print --follow) names its functions once
+ * functions/ changed and a second has passed.
+ */
+static void
+test_calls_module_written_later(void **state)
+{
+	struct calls *c = t_new();
+	struct timespec ts = { 1, 100000000 };
+	char path[128];
+	FILE *f;
+
+	(void)state;
+	assert_string_equal(calls_name(c, &t_sess, T_BASE + 0x10100)->name,
+	    "0x555500010100");
+	snprintf(path, sizeof(path), "%s/functions/module-1", t_dir);
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "traced-module 1\nindex 1\npath /usr/lib/libdyn.so\n"
+	    "base 0x%llx\nstart 0x%llx\nend 0x%llx\nbuild-id -\nfuncs 1\n"
+	    "100 64 p dyn_first\n", T_BASE + 0x10000, T_BASE + 0x10000,
+	    T_BASE + 0x20000);
+	assert_int_equal(fclose(f), 0);
+	nanosleep(&ts, NULL);
+	assert_string_equal(calls_name(c, &t_sess, T_BASE + 0x10100)->name,
+	    "libdyn.so:dyn_first");
+	/* The first module's names still hold. */
+	assert_string_equal(calls_name(c, &t_sess, T_BASE + 0x1200)->name,
+	    "app:parse");
+	assert_int_equal(unlink(path), 0);
+	calls_free(c);
+}
+
 /* A provider's own event named traced:func_entry, without the fields,
  * is not a call. */
 static void
@@ -254,6 +288,7 @@ main(void)
 		cmocka_unit_test(test_calls_nested),
 		cmocka_unit_test(test_calls_lost_and_unfinished),
 		cmocka_unit_test(test_calls_not_a_record),
+		cmocka_unit_test(test_calls_module_written_later),
 	};
 
 	return cmocka_run_group_tests(tests, t_setup, t_teardown);
