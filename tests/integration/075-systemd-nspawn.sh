@@ -24,12 +24,8 @@
 nspawn_require
 
 # 1. The root filesystem, with the runtime libraries (this test installs
-# with make install, which brings none).
-PKGS=systemd,systemd-sysv,dbus,libevent-2.1-7,libevent-core-2.1-7
-PKGS=$PKGS,libevent-pthreads-2.1-7,libsqlite3-0,libasan8,libubsan1,libjansson4
-# tracectl top draws with ncurses; the exports gzip with zlib (in minbase)
-PKGS=$PKGS,libncursesw6
-nspawn_rootfs "$PKGS"
+# with make install, which brings none; zlib is in minbase).
+nspawn_rootfs "$NSPAWN_PKGS"
 
 # 2. Install as the README says, and build the example against the
 # installed library with the installed tracegen.

@@ -47,9 +47,12 @@ for p in traced libtraced1 libtraced-dev; do
 done
 ok "make deb: traced, libtraced1, libtraced-dev in $DEBS, lintian without error ($(( $(date +%s) - t0 )) s)"
 
-# 2. A Debian 12 without traced's libraries.
+# 2. A Debian 12 without traced's libraries: 075's, with them purged.
 t0=$(date +%s)
-nspawn_rootfs systemd,systemd-sysv,dbus
+nspawn_rootfs "$NSPAWN_PKGS"
+# shellcheck disable=SC2086
+chroot "$ROOT" dpkg --purge $NSPAWN_LIBS >"$T/purge.log" 2>&1 ||
+	fail "dpkg --purge $NSPAWN_LIBS: $(tail -n 5 "$T/purge.log")"
 for l in libevent-core-2.1-7 libjansson4 libsqlite3-0; do
 	! dpkg-query --admindir="$ROOT/var/lib/dpkg" -W -f='${Status}\n' $l \
 		2>/dev/null | grep -q "ok installed" ||

@@ -18,6 +18,13 @@
 # (exit 77); everything after the boot is the test's to check.
 
 CACHE=${TRACED_CI_CACHE:-/var/cache/traced-ci}
+# One root filesystem for both tests (a debootstrap takes a minute and
+# a half on a fresh CI machine): systemd, and the runtime libraries
+# traced links (NSPAWN_LIBS), which 075 needs (make install brings
+# none) and 077 removes from its copy (apt must bring them).
+NSPAWN_LIBS="libevent-2.1-7 libevent-core-2.1-7 libevent-pthreads-2.1-7
+    libsqlite3-0 libjansson4 libncursesw6"
+NSPAWN_PKGS="systemd,systemd-sysv,dbus,libasan8,libubsan1,$(echo $NSPAWN_LIBS | tr ' ' ',')"
 NAME=traced-test-$$
 ROOT="$T/root"
 NSPAWN=
