@@ -1130,13 +1130,21 @@ test_ring_wakeup_cleared_once_per_arming(void **state)
 
 /* ---- memory and growth ------------------------------------------------ */
 
-/* Poll *p (atomic) until it is at least want; 1 if it got there in 5 s. */
+/*
+ * Poll *p (atomic) until it is at least want; 1 if it got there in
+ * WAIT_MS.  What is awaited is the pager thread's work: under
+ * ThreadSanitizer, with the writer thread busy on a machine of two
+ * CPUs, it once took more than 5 s (a CI run).  The bound is for a
+ * hang, not a measure.
+ */
+#define WAIT_MS		30000
+
 static int
 wait_u64(const uint64_t *p, uint64_t want)
 {
 	int i;
 
-	for (i = 0; i < 5000; i++) {
+	for (i = 0; i < WAIT_MS; i++) {
 		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) >= want)
 			return 1;
 		usleep(1000);
@@ -1149,7 +1157,7 @@ wait_u32(const uint32_t *p, uint32_t want)
 {
 	int i;
 
-	for (i = 0; i < 5000; i++) {
+	for (i = 0; i < WAIT_MS; i++) {
 		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) >= want)
 			return 1;
 		usleep(1000);
