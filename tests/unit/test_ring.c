@@ -1132,12 +1132,9 @@ test_ring_wakeup_cleared_once_per_arming(void **state)
 
 /*
  * Poll *p (atomic) until it is at least want; 1 if it got there in
- * WAIT_MS.  What is awaited is the pager thread's work: under
- * ThreadSanitizer, with the writer thread busy on a machine of two
- * CPUs, it once took more than 5 s (a CI run).  The bound is for a
- * hang, not a measure.
+ * WAIT_MS (a bound for a hang, not a measure).
  */
-#define WAIT_MS		30000
+#define WAIT_MS		10000
 
 static int
 wait_u64(const uint64_t *p, uint64_t want)
@@ -1295,7 +1292,15 @@ sc_grows(void)
 	}
 	T_EQ(next, n + total);
 	T_EQ(c.size, 2u << 20);
-	T_TRUE(wait_u64(&lr->prep_end, 2u << 20));
+	/*
+	 * The whole new half, unless the producer wrote too slowly for the
+	 * pager to run ahead of it (lring_slow(): it then makes pages only
+	 * as far ahead as the producer's pace asks, pager.c).  Under
+	 * ThreadSanitizer this producer is that slow about one run in three,
+	 * and the pager rightly stops short of 2 MiB.
+	 */
+	if (!lring_slow(lr))
+		T_TRUE(wait_u64(&lr->prep_end, 2u << 20));
 	expect_dropped(&c, 1, 0, 0, 0);
 }
 
