@@ -184,19 +184,11 @@ static void
 counters_session(struct reply *r, const struct session *s)
 {
 	const struct sring *rg;
-	struct ring_now n;
-	uint64_t ev = 0, all[TRACED_DROP_NCAUSES] = { 0 };
+	uint64_t ev, all[TRACED_DROP_NCAUSES];
 	char causes[256];
 	uint64_t lost;
-	int i;
 
-	all[TRACED_DROP_DISCONNECTED] = s->lost_disconnected;
-	TAILQ_FOREACH(rg, &s->rings, entry) {
-		ring_now(rg, &n);
-		ev += rg->events;
-		for (i = 0; i < TRACED_DROP_NCAUSES; i++)
-			all[i] += n.lost[i];
-	}
+	session_now(s, &ev, all);
 	lost = format_causes(causes, sizeof(causes), all);
 	if (reply_json(r))
 		reply_item(r, json_pack("{s:s, s:I, s:i, s:I, s:o, s:I, s:o, "

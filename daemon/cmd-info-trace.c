@@ -78,6 +78,25 @@ ring_now(const struct sring *rg, struct ring_now *n)
 		n->total_lost += n->lost[i];
 }
 
+void
+session_now(const struct session *s, uint64_t *events,
+    uint64_t lost[TRACED_DROP_NCAUSES])
+{
+	const struct sring *rg;
+	struct ring_now n;
+	int i;
+
+	*events = 0;
+	memset(lost, 0, TRACED_DROP_NCAUSES * sizeof(*lost));
+	lost[TRACED_DROP_DISCONNECTED] = s->lost_disconnected;
+	TAILQ_FOREACH(rg, &s->rings, entry) {
+		ring_now(rg, &n);
+		*events += rg->events;
+		for (i = 0; i < TRACED_DROP_NCAUSES; i++)
+			lost[i] += n.lost[i];
+	}
+}
+
 static const char *
 ring_state(const struct sring *rg)
 {
@@ -253,12 +272,10 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 {
 	const struct session *s;
 	const struct sring *rg;
-	struct ring_now n;
 	struct pool_stats ps;
 	unsigned nsessions = 0;
 	uint64_t all[TRACED_DROP_NCAUSES], wdirect, wcached;
 	char causes[256];
-	int i;
 
 	(void)argc;
 	(void)argv;
@@ -321,16 +338,9 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 		    (json_int_t)ps.huge_bytes, "small_bytes",
 		    (json_int_t)ps.small_bytes));
 	TAILQ_FOREACH(s, &sessions, entry) {
-		uint64_t ev = 0, lost;
+		uint64_t ev, lost;
 
-		memset(all, 0, sizeof(all));
-		all[TRACED_DROP_DISCONNECTED] = s->lost_disconnected;
-		TAILQ_FOREACH(rg, &s->rings, entry) {
-			ring_now(rg, &n);
-			ev += rg->events;
-			for (i = 0; i < TRACED_DROP_NCAUSES; i++)
-				all[i] += n.lost[i];
-		}
+		session_now(s, &ev, all);
 		lost = format_causes(causes, sizeof(causes), all);
 		if (reply_json(r))
 			reply_item(r, json_pack("{s:s, s:I, s:i, s:I, s:o, "

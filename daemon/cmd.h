@@ -39,6 +39,7 @@ struct event_base;
 struct json_t;
 struct reply;
 struct sring;
+struct session;
 
 /*
  * A reply that waits (reply_wait()): done(r, arg, timed_out) is asked
@@ -70,6 +71,10 @@ struct ring_now {
 	uint64_t	 size;		/* bytes, as its header says now */
 };
 void	ring_now(const struct sring *rg, struct ring_now *n);
+/* A session's events and losses by cause now (its rings', and those
+ * before it connected). */
+void	session_now(const struct session *s, uint64_t *events,
+	    uint64_t lost[TRACED_DROP_NCAUSES]);
 int	cmd_info_trace_exec(struct reply *r, int argc, char **argv);
 
 /* cmd-info-counters.c */
