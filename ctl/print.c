@@ -49,6 +49,7 @@
 #include "tracectl.h"
 
 #define PRINT_STDOUT_BUF	(1u << 20)
+#define PRINT_INDENT_MAX	256	/* levels of calls shown indented */
 
 enum print_mode {
 	PRINT_TEXT,
@@ -360,9 +361,13 @@ print_call_text(struct print_ctx *ctx, const struct reader_item *it)
 	}
 	matched = ctx->stepped && (exit_ ? ctx->step.how == CALL_CLOSE &&
 	    ctx->step.end == CALL_RETURNED : ctx->step.how == CALL_OPEN);
-	level = matched ? ctx->step.level : depth > 64 ? 64 : (unsigned)depth;
+	/* Indented two spaces a level, up to PRINT_INDENT_MAX levels (the
+	 * depth comes from the trace). */
+	level = matched ? ctx->step.level : depth > PRINT_INDENT_MAX ?
+	    PRINT_INDENT_MAX : (unsigned)depth;
 	strbuf_adds(b, it->ev->cls->name);
-	strbuf_addf(b, ": %*s", (int)(2 * (level < 256 ? level : 256)), "");
+	strbuf_addf(b, ": %*s", (int)(2 * (level < PRINT_INDENT_MAX ? level :
+	    PRINT_INDENT_MAX)), "");
 	if (exit_)
 		strbuf_adds(b, "} ");
 	strbuf_add_escaped(b, fn->name, strlen(fn->name), 0);
