@@ -48,6 +48,10 @@ grep -q '"how":"interrupted"' "$T/out" || fail "batch: $(cat "$T/out")"
 ok "the batch timer wrote a session nobody asked about"
 
 for i in 1 2 3; do "$HELPERS/emit" -n 10 >/dev/null; done
+# A process that exited ends its session once the daemon has drained
+# it, a moment later (a loaded machine once asked before the third did).
+wait_for 5 sh -c "[ \$('$BIN/tracectl' info sessions | grep -c ' exited ') = 3 ]" ||
+	fail "3 sessions did not end: $(ctl info sessions)"
 "$HELPERS/emit" -t 2 -i 2000 -s "$T/stop" 'an arg' >/dev/null &
 run=$!
 wait_for 5 sh -c "'$BIN/tracectl' info trace | grep -q 'emit\\[$run\\]'" ||
