@@ -82,7 +82,7 @@
  */
 #define PKT_CLASS_SMALL		5
 #define PKT_CLASSES		(PKT_CLASS_SMALL + 17)
-#define PKT_FREE_MAX		(64u << 20)	/* kept for reuse, at most */
+#define PKT_FREE_MAX		(16u << 20)	/* kept for reuse, at most */
 #define RECORDER_TICK_MS	1000		/* ended windows expire */
 #define SNAP_IOV_MAX		512
 
