@@ -65,7 +65,6 @@
 
 #include "ctf.h"
 #include "dclock.h"
-#include "index.h"
 #include "log.h"
 #include "outdir.h"
 #include "pipeline.h"
@@ -217,6 +216,7 @@ static struct {
 	struct event	*ev;
 	struct event	*tick;
 	int		 dirfd;		/* STATE/recorder: sessions' files */
+	uint64_t	(*indexed)(const struct snapshot_result *);
 } rec = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
@@ -1382,20 +1382,17 @@ snap_done_cb(int fd, short what, void *arg)
 			snprintf(full, sizeof(full), "%s", j->path);
 		memset(&res, 0, sizeof(res));
 		res.dir = full;
+		res.reason = j->reason;
+		res.time = j->time;
 		res.sessions = j->written;
 		res.events = j->events;
 		res.bytes = j->bytes;
 		res.err = j->err;
 		res.errmsg = j->err != 0 ? j->errmsg : NULL;
 		if (j->written > 0) {
-			struct index_snapshot row = {
-				.time = j->time, .dir = full,
-				.reason = j->reason, .sessions = j->written,
-				.events = j->events, .bytes = j->bytes,
-			};
-
 			rec.snapshots++;
-			res.id = index_snapshot_put(&row);
+			if (rec.indexed != NULL)
+				res.id = rec.indexed(&res);
 			log_info("snapshot %s (%s): %u session%s, %" PRIu64
 			    " events, %" PRIu64 " bytes", full, j->reason,
 			    j->written, j->written == 1 ? "" : "s", j->events,
@@ -1412,7 +1409,8 @@ snap_done_cb(int fd, short what, void *arg)
 /* ---- start, stop, settings, figures -------------------------------------- */
 
 int
-recorder_start(struct event_base *base, int state_dirfd)
+recorder_start(struct event_base *base, int state_dirfd,
+    uint64_t (*indexed)(const struct snapshot_result *))
 {
 	struct timeval tv = { RECORDER_TICK_MS / 1000, 0 };
 	struct dirent *e;
@@ -1443,6 +1441,7 @@ recorder_start(struct event_base *base, int state_dirfd)
 	rec.tick = event_new(base, -1, EV_PERSIST, recorder_tick_cb, NULL);
 	if (rec.tick != NULL)
 		(void)evtimer_add(rec.tick, &tv);
+	rec.indexed = indexed;
 	rec.started = 1;
 	return 0;
 }
