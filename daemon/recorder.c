@@ -106,6 +106,9 @@ struct rbook {
 	uint64_t	 key;
 	uint64_t	 overwritten;	/* events pushed out of the window */
 	uint64_t	 gone_discarded; /* LOST counts of packets pushed out */
+	uint64_t	 gone_packets;	/* of a stream: packets pushed out (and,
+					   in a snapshot's copy, older than
+					   its --last) */
 	uint64_t	 lost;		/* events lost before the window had
 					   them (ring full, ...) */
 	uint64_t	 unrecorded;	/* of those, told by no packet (the
@@ -434,6 +437,7 @@ window_evict_locked(struct rwindow *w, struct ruid *u)
 	if ((b = book_get(&w->streams, p->instance)) != NULL) {
 		b->overwritten += p->events;
 		b->gone_discarded += p->discarded;
+		b->gone_packets++;
 		if (b->bytes > 0) {
 			b->bytes -= b->bytes >= n ? n : b->bytes;
 			w->nlive -= b->bytes == 0;
@@ -517,6 +521,7 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 		if ((b = book_get(&w->streams, r->instance)) != NULL) {
 			b->overwritten += c->events;
 			b->gone_discarded += c->discarded;
+			b->gone_packets++;
 		}
 		if (p != NULL)
 			pkt_unref_locked(p);
@@ -752,8 +757,11 @@ window_take_locked(struct rwindow *w, const struct snapshot_req *q,
 			    (uint64_t)p->tid)) != NULL)
 				b->skipped += p->events;
 			if ((b = book_find(sw->streams, sw->nstreams,
-			    p->instance)) != NULL)
-				b->skipped += p->events + p->discarded;
+			    p->instance)) != NULL) {
+				b->skipped += p->events;
+				b->gone_discarded += p->discarded;
+				b->gone_packets++;
+			}
 			continue;
 		}
 		p->refs++;
@@ -1118,16 +1126,23 @@ snap_stream(struct snapjob *j, struct snapwin *sw, int sdir,
 		free(hdrs);
 		return errno;
 	}
-	/* What came before the window: said by an empty first packet and
-	 * the discards of the first that holds events, as babeltrace2
-	 * reports discards between two packets. */
-	disc = b != NULL ? b->overwritten + b->gone_discarded + b->skipped : 0;
-	if (disc > 0) {
+	/*
+	 * What came before the window, said behind an empty first packet
+	 * as babeltrace2 reads a gap between two packets: the packets
+	 * pushed out (or older than --last) as missing packet numbers,
+	 * overwritten and never lost ("discarded packets"), and what the
+	 * ring lost meanwhile as the discards of the first packet that
+	 * holds events ("discarded events").  traced/snapshot has the
+	 * counts per thread.
+	 */
+	disc = b != NULL ? b->gone_discarded : 0;
+	if (b != NULL && (b->gone_packets > 0 || disc > 0)) {
 		empty_packet(first, uuid, instance, tid, sw->pk[from]->ts_first,
 		    seq++, 0);
 		iov[k].iov_base = first;
 		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
 		j->bytes += CTF_PACKET_HDR_SIZE;
+		seq += b->gone_packets;
 	}
 	for (i = from; i < sw->npk && err == 0; i++) {
 		struct rpkt *p = sw->pk[i];

@@ -90,7 +90,7 @@ bytes=$(cat "$T"/snap1/emit-*/stream-* | wc -c)
 [ "$bytes" -ge $((SIZE_MB << 18)) ] || fail "$bytes bytes of streams < a quarter of ${SIZE_MB} MiB"
 n=$(bt "$T/snap1" 2>/dev/null | grep -c " helpers:") || fail "babeltrace2 cannot read the snapshot"
 [ "$n" = "$events" ] || fail "babeltrace2 reads $n events, the books say $events"
-bt "$T/snap1" 2>&1 >/dev/null | grep -q "discarded $((overwritten / 2))\|discarded [0-9]* events" ||
+bt "$T/snap1" 2>&1 >/dev/null | grep -q "discarded [0-9]* packets" ||
 	fail "babeltrace2 does not report what came before the window"
 ok "$bytes bytes of streams (${SIZE_MB} MiB window), babeltrace2 reads all $n events"
 
