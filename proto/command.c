@@ -323,7 +323,8 @@ command_check_words(const struct command_def *cmd, int nargs,
 		    strcmp(args[0], "recorder") == 0))
 			return 0;
 		text_errf(err, errlen, "usage: tracectl trace-file "
-		    "on|off|flush|set PATH|set default|recorder SIZE|off");
+		    "on|off|flush|set PATH|set default|recorder SIZE|"
+		    "recorder off");
 		return -1;
 	default:
 		return 0;

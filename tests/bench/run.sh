@@ -266,7 +266,7 @@ pair() {	# CASE ON THREADS TD_RING LT_SUBBUF LT_NSUB
 rec_row() {
 	say "  $1, recorder"
 	c=$(TD_OPTS="--recorder 256M" td_run on "$2" "$3" loop "$2" "$EVENTS" "$ROUNDS")
-	r=$(echo "$c $(cat "$T/pair.$2.$3")" | awk '{ printf "%.3f", $2 / $9 }')
+	r=$(echo "$c $(cat "$T/pair.$2.$3")" | awk '{ printf "%.3f", $2 / $13 }')
 	row "$1, recorder" rec "$c" "$r"
 }
 
@@ -581,7 +581,7 @@ snap_l=$(snap_runs lttng | sort -n | sed -n 2p)
 	echo
 	echo "snapshot of a full window, written while the program runs (median of 3; traced --recorder 256M, LTTng 4 x 64 MiB per CPU in overwrite mode; the page cache takes $pc_mbs MB/s):"
 	for l in "traced $snap_t" "lttng $snap_l"; do
-		echo "$l" | awk '{ printf "  %-7s %6d ms  %5d MB  %6.0f MB/s\n", $1, $2, $3 / 1e6, $2 > 0 ? $3 / 1e3 / $2 : 0 }'
+		echo "$l" | awk '{ printf "  %-7s %6d ms  %5d MB  %6.0f MB/s\n", $1, $2, $3 / 1e6, ($2 > 0 ? $3 / 1e3 / $2 : 0) }'
 	done
 	echo "$snap_t $snap_l" | awk '$1 > 0 && $3 > 0 { printf "  ratio traced/LTTng time %.2f, per byte %.2f\n", $1 / $3, ($1 / $2) / ($3 / $4) }'
 } >> "$RES"

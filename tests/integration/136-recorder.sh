@@ -77,9 +77,11 @@ ok "books: per thread, events + overwritten + lost = $((5 * N)) ($events kept, $
 ticks "$T/snap1" >"$T/ticks"
 [ "$(wc -l <"$T/ticks")" = 2 ] || fail "not both threads' ticks: $(cat "$T/ticks")"
 while read -r tid first last miss; do
-	[ "$last" = $((N - 1)) ] || fail "thread $tid ends at tick $last, not $((N - 1))"
-	[ "$first" -gt 0 ] || fail "thread $tid starts at tick 0: nothing overwritten"
+	# Its last events, unless its ring lost them (a busy machine).
 	lost=$(lost_of "$T/snap1" 'emit-*' "$tid")
+	[ "$last" = $((N - 1)) ] || [ $((N - 1 - last)) -le "${lost:-0}" ] ||
+		fail "thread $tid ends at tick $last, not $((N - 1)), and lost only $lost"
+	[ "$first" -gt 0 ] || fail "thread $tid starts at tick 0: nothing overwritten"
 	[ "$miss" -le "${lost:-0}" ] ||
 		fail "thread $tid: $miss ticks missing inside its window, $lost events lost in its ring"
 done <"$T/ticks"

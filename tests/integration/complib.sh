@@ -57,7 +57,7 @@ complete_setup() {
 		--timeout --version
 	want 'tracectl --timeout ' 0 5 30 60 300
 	want 'tracectl completion ' bash zsh fish
-	want 'tracectl trace-file ' on off flush set
+	want 'tracectl trace-file ' on off flush set recorder
 	want 'tracectl trace-file set ' default dirA
 	want 'tracectl trace-file on '
 	want 'tracectl trace-event ev ' on off delete

@@ -142,7 +142,7 @@ test_command_lookup_ambiguous(void **state)
 	    "info tracers");
 	assert_lookup_fails("info s",
 	    "ambiguous command 'info s': could be info session, "
-	    "info sessions");
+	    "info sessions, info snapshots");
 }
 
 static void
@@ -160,7 +160,8 @@ test_command_lookup_unknown(void **state)
 	    "unknown command 'help-me'; try 'tracectl help'");
 	assert_lookup_fails("info",
 	    "incomplete command 'info': could be info counters, "
-	    "info session, info sessions, info trace, info trace-events, "
+	    "info session, info sessions, info snapshots, info trace, "
+	    "info trace-events, "
 	    "info trace-funcs, info trace-rules, info tracers");
 	/* A typo of a few letters: the command meant. */
 	assert_lookup_fails("trace-evnet x on",
@@ -271,7 +272,8 @@ test_command_check_args_arity(void **state)
 	assert_int_equal(command_check_args(&t[CMD_ID_TRACE_FILE], 0, err,
 	    sizeof(err)), -1);
 	assert_string_equal(err,
-	    "usage: tracectl trace-file on|off|flush|set PATH|set default");
+	    "usage: tracectl trace-file on|off|flush|set PATH|set default|"
+	    "recorder SIZE|recorder off");
 	assert_int_equal(command_check_args(&t[CMD_ID_HELP], 2, NULL, 0), 0);
 	assert_int_equal(command_check_args(&t[CMD_ID_HELP], -1, NULL, 0),
 	    -1);

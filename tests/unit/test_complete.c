@@ -80,7 +80,8 @@ test_complete_command_words(void **state)
 {
 	(void)state;
 	assert_string_equal(complete(""), "completion export help info "
-	    "print stats top trace-event trace-file trace-func tracer");
+	    "print snapshot stats top trace-event trace-file trace-func "
+	    "tracer");
 	assert_string_equal(complete("trace-f"), "trace-file trace-func");
 	assert_string_equal(complete("info t"),
 	    "trace trace-events trace-funcs trace-rules tracers");
@@ -106,7 +107,8 @@ static void
 test_complete_fixed_words_by_form(void **state)
 {
 	(void)state;
-	assert_string_equal(complete("trace-file "), "on off flush set");
+	assert_string_equal(complete("trace-file "),
+	    "on off flush set recorder");
 	assert_string_equal(complete("trace-file set "), ":dirs default");
 	/* 'on' is a form of its own: nothing after it. */
 	assert_string_equal(complete("trace-file on "), "");

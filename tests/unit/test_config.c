@@ -193,7 +193,11 @@ test_config_parse_every_key(void **state)
 	    "index-max-age = 7\n"
 	    "index-max-sessions = 500\n"
 	    "stream-max-size = 64M\n"
-	    "trace-dir-bytes-per-uid = 20G\n", &c, &set, err, sizeof(err)), 0);
+	    "trace-dir-bytes-per-uid = 20G\n"
+	    "recorder = 64M\n"
+	    "recorder-bytes-per-uid = 1G\n"
+	    "recorder-keep = 4\n"
+	    "recorder-keep-time = 120\n", &c, &set, err, sizeof(err)), 0);
 	assert_int_equal(set, CONFIG_BIT(CONFIG_NKEYS) - 1);
 	assert_int_equal(c.direct_io, 0);
 	assert_int_equal(c.ring_pool, 2);
@@ -213,6 +217,10 @@ test_config_parse_every_key(void **state)
 	assert_int_equal(c.limit[LIMIT_INDEX_SESSIONS], 500);
 	assert_int_equal(c.limit[LIMIT_STREAM_SIZE], 64u << 20);
 	assert_int_equal(c.limit[LIMIT_TRACE_BYTES], 20ull << 30);
+	assert_int_equal(c.limit[LIMIT_RECORDER], 64u << 20);
+	assert_int_equal(c.limit[LIMIT_RECORDER_BYTES], 1u << 30);
+	assert_int_equal(c.limit[LIMIT_RECORDER_KEEP], 4);
+	assert_int_equal(c.limit[LIMIT_RECORDER_KEEP_TIME], 120);
 	assert_string_equal(c.runtime_dir, "/run/t");
 	assert_string_equal(c.trace_dir, "/data/traces#not a comment");
 	assert_string_equal(c.state_dir, "/var/lib/t");
@@ -309,6 +317,12 @@ test_config_parse_refuses_bad_values(void **state)
 	    "holds at least 1M (or 0: no limit)");
 	assert_refused("stream-max-size = lots\n",
 	    "t.conf:1: stream-max-size: 'lots' is not a size (try 16M)");
+	assert_refused("recorder = 1M\n",
+	    "t.conf:1: recorder: 1M is too small: a window holds at least "
+	    "4M (or 0: off)");
+	assert_refused("recorder-keep-time = soon\n",
+	    "t.conf:1: recorder-keep-time: 'soon' is not a number of "
+	    "seconds");
 }
 
 /* Options go through the same function: same values, same checks. */
