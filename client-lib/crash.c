@@ -84,8 +84,8 @@ static const int crash_signals[] = {
  * ours is installed; read-only after, by the handler. */
 static struct sigaction crash_prev[CRASH_NSIGNALS];
 static int crash_on;			/* our handlers are installed */
-static size_t crash_stack_size;		/* bytes of a ring's signal stack,
-					   its guard page aside */
+/* Bytes of a ring's signal stack, its guard page aside. */
+static size_t crash_stack_size;
 
 /* The signal stack this thread registered (its ring's), or NULL. */
 static __thread uint8_t *crash_stack_mine

@@ -75,9 +75,10 @@ struct lring {
 					   thread takes it in-band
 					   (proto/ring.h, Handover) */
 	uint64_t	 handover_at;	/* since then, ns, CLOCK_MONOTONIC */
-	uint8_t		*sigstack;	/* owned: the signal stack of the threads
-					   that take it (crash.c), below a guard
-					   page; NULL until one needs it */
+	uint8_t		*sigstack;	/* owned: the signal stack of the
+					   threads that take it (crash.c),
+					   below a guard page; NULL until one
+					   needs it */
 };
 
 /* Per-provider library state, p->priv. */

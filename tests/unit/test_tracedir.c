@@ -477,7 +477,8 @@ test_tracedir_metadata_errors_name_the_line(void **state)
 	    "traced:crash must be id 3 with the 64-bit fields signal, code, "
 	    "addr, ip, sender (addr and ip unsigned)");
 	t_bad_metadata("traced_s64 signal;", "traced_u64 signal;",
-	    "event {\n\tname = \"traced:crash\"", 0, "traced:crash must be id 3");
+	    "event {\n\tname = \"traced:crash\"", 0,
+	    "traced:crash must be id 3");
 	t_bad_metadata("hostname = \"testhost\";", "hostname = \"testhost;",
 	    "hostname", 0, "string not closed");
 	t_bad_metadata("vpid = 4242;", "vpid = 99999999999999999999;",
