@@ -3,7 +3,7 @@
  * Copyright (c) 2026 The traced authors
  *
  * libtraced internals, shared by provider.c, ring.c, conn.c, rules.c,
- * log.c and debug.c.
+ * crash.c, log.c and debug.c.
  * Not installed.
  *
  * Threads: the application's threads run the tracing path (ring.c) and
@@ -75,6 +75,10 @@ struct lring {
 					   thread takes it in-band
 					   (proto/ring.h, Handover) */
 	uint64_t	 handover_at;	/* since then, ns, CLOCK_MONOTONIC */
+	uint8_t		*sigstack;	/* owned: the signal stack of the
+					   threads that take it (crash.c),
+					   below a guard page; NULL until one
+					   needs it */
 };
 
 /* Per-provider library state, p->priv. */
@@ -107,6 +111,8 @@ struct lib {
 	pthread_cond_t	 cond;		/* registration progress */
 	int		 initialized;
 	int		 disabled;	/* TRACED=0 or unusable system */
+	int		 crash;		/* TRACED_CRASH: traced:crash records
+					   (crash.c), 1 by default */
 	pid_t		 pid;		/* to notice fork() */
 	int		 wake_fd;	/* eventfd, never closed */
 	int		 pager_fd;	/* eventfd: wakes the pager (pager.c) */
@@ -176,10 +182,17 @@ int	rules_snapshot_locked(uint32_t *size) TRACED_HIDDEN;
 
 /* ring.c */
 void	ring_lib_init(void) TRACED_HIDDEN;
+int	ring_write_crash(const struct traced_crash *c, int dying) TRACED_HIDDEN;
 void	ring_free(struct lring *r) TRACED_HIDDEN;
 int	ring_handover_end_locked(uint64_t now, int all) TRACED_HIDDEN;
 void	ring_free_unread(struct lring *r) TRACED_HIDDEN;
 void	ring_atfork_child(void) TRACED_HIDDEN;
+
+/* crash.c */
+void	crash_init_locked(void) TRACED_HIDDEN;
+void	crash_thread_start(struct lring *r) TRACED_HIDDEN;
+void	crash_thread_end(void) TRACED_HIDDEN;
+void	crash_stack_free(struct lring *r) TRACED_HIDDEN;
 
 /* pager.c */
 void	pager_prepare(uint8_t *p, size_t len) TRACED_HIDDEN;

@@ -21,6 +21,7 @@
  *   TRACED_DEBUG                print what the library does on stderr
  *   TRACED_EVENTS               the process's own rules (rules.c)
  *   TRACED_CLOCK=monotonic      no TSC (proto/clock.h)
+ *   TRACED_CRASH=0|1            traced:crash records (crash.c), on
  * always with secure_getenv(): a setuid, setgid or file-capability
  * program (AT_SECURE) reads none of them, since its caller wrote them,
  * and traces to the system daemon only (conn.c, proto/rundir.h).
@@ -51,13 +52,15 @@ struct lib lib = {
 	.ring_order = TRACED_RING_ORDER_DEFAULT,
 	.ring_start_order = TRACED_RING_ORDER_INIT,
 	.connect_timeout_ms = 200,
+	.crash = 1,
 	.next_id = TRACED_EVENT_ID_BASE,
 };
 
 TRACED_EXPORT int traced_clock_tsc;
 
 /*
- * TRACED=: 1 (on), 0 (off), or -1 for a word it does not know.
+ * TRACED= and TRACED_CRASH=: 1 (on), 0 (off), or -1 for a word it does
+ * not know.
  */
 static int
 env_onoff(const char *s)
@@ -152,6 +155,25 @@ lib_read_env(void)
 			lib_warnx("TRACED_CONNECT_TIMEOUT_MS=%s refused: not "
 			    "a number of milliseconds from 0 to 60000; "
 			    "waiting at most %d ms", s, lib.connect_timeout_ms);
+	}
+	s = secure_getenv("TRACED_CRASH");
+	if (s != NULL && *s != '\0') {
+		switch (env_onoff(s)) {
+		case 1:
+			break;
+		case 0:
+			lib.crash = 0;
+			break;
+		default:
+			/* Not what was asked for: the signals are left
+			 * alone, the one thing that cannot surprise. */
+			lib.crash = 0;
+			lib_warnx("TRACED_CRASH=%s is not understood: no "
+			    "traced:crash records (TRACED_CRASH=0, no, off "
+			    "or false turns them off; 1, yes, on or true "
+			    "on)", s);
+			break;
+		}
 	}
 	s = secure_getenv("TRACED_CLOCK");
 	if (s != NULL && *s != '\0' && strcmp(s, "monotonic") != 0 &&
@@ -308,6 +330,7 @@ lib_init_locked(void)
 	pthread_atfork(lib_atfork_prepare, lib_atfork_parent,
 	    lib_atfork_child);
 	(void)on_exit(conn_on_exit, NULL);
+	crash_init_locked();
 }
 
 /*

@@ -65,7 +65,9 @@
  * change errno: it runs inside arbitrary application code, including
  * signal handlers.  The only system call after the ring exists is the
  * write to an eventfd that wakes the connection thread (a drain) or the
- * pager (pages, growth), at most once per request.
+ * pager (pages, growth), at most once per request.  The crash handler
+ * (crash.c) writes one record more, from a signal handler, by the same
+ * rules: ring_write_crash().
  */
 #include <errno.h>
 #include <pthread.h>
@@ -450,6 +452,8 @@ ring_attach(struct traced_thread *t, struct lring *r, int sent)
 	/* Not sent from here: the connection thread sends it. */
 	if (!sent)
 		lib_wake();
+	/* A stack for its crash record's handler (crash.c). */
+	crash_thread_start(r);
 }
 
 /*
@@ -953,6 +957,72 @@ traced_wake_slow(void)
 }
 
 /*
+ * Write a CRASH record saying 'c' at this thread's head and publish it:
+ * the crash handler's (crash.c).  A thread inside a trace call (nest !=
+ * 0) has a record half written there, and its own copies of head and
+ * order may be half way through a change: the record goes at the head
+ * the header holds, over the half-written one, only if 'dying' (that
+ * call never runs again); otherwise the crash is counted lost as
+ * nested, like any event a signal handler traces there.  A full ring
+ * counts it lost too.  Async-signal-safe: no lock, no allocation, no
+ * page made but the one it lands on; the one system call asks the
+ * connection thread for a drain (the daemon also drains the ring to its
+ * end when the process is gone).  Returns 1 if written, 0 if not.
+ */
+int
+ring_write_crash(const struct traced_crash *c, int dying)
+{
+	struct traced_thread *t = &traced_tls;
+	struct traced_ring_hdr *h = t->hdr;
+	struct lring *r = lthread.ring;
+	struct traced_rec_hdr rh;
+	uint64_t head, tail, at, mask;
+	uint32_t order;
+
+	if (t->data == NULL || h == NULL || r == NULL || lthread.exited)
+		return 0;		/* no ring to write into */
+	if (t->nest != 0 && !dying) {
+		ring_count_loss(t, TRACED_DROP_NESTED);
+		return 0;
+	}
+	order = __atomic_load_n(&h->order, __ATOMIC_RELAXED);
+	mask = traced_ring_size(order) - 1;
+	head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
+	tail = ring_load_tail(t);
+	if (head - tail > mask + 1)
+		tail = head - (mask + 1);	/* a daemon wrote nonsense */
+	at = ring_place(head, tail, order, TRACED_CRASH_REC_SIZE);
+	if (at == UINT64_MAX) {
+		ring_count_loss(t, __atomic_load_n(&lib.connected,
+		    __ATOMIC_RELAXED) ? TRACED_DROP_RING_FULL :
+		    TRACED_DROP_DISCONNECTED);
+		return 0;
+	}
+	if (at != head)
+		ring_pad(t->data, mask, head, at);
+	rh.id = TRACED_EVENT_CRASH;
+	rh.size = TRACED_CRASH_REC_SIZE;
+	rh.ts = traced_clock_now();
+	memcpy(t->data + (at & mask), &rh, sizeof(rh));
+	memcpy(t->data + (at & mask) + sizeof(rh), c, sizeof(*c));
+	/* Pairs with the daemon's load-acquire of head in drain.c. */
+	__atomic_store_n(&h->head, at + TRACED_CRASH_REC_SIZE,
+	    __ATOMIC_RELEASE);
+	if (t->nest == 0) {
+		/* The thread goes on if a handler of the program's says
+		 * so: its next event finds its limit in the slow path. */
+		t->head = at + TRACED_CRASH_REC_SIZE;
+		t->limit = 0;
+	}
+	if (__atomic_load_n(&h->wakeup, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&h->wakeup, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->notify, 1, __ATOMIC_RELEASE);
+		lib_wake();
+	}
+	return 1;
+}
+
+/*
  * r's thread exits with no loss left to write: keep r for the next new
  * thread to take in-band (proto/ring.h, Handover), if every loss it
  * counted is told in the ring and the daemon reads it over this
@@ -1006,6 +1076,8 @@ ring_thread_exit(void *arg)
 	uint64_t at;
 	int told = 0, keep, wake;
 
+	/* Before another thread may take the ring and its signal stack. */
+	crash_thread_end();
 	/* Say what was lost since the last record, if there is room. */
 	if (r != NULL && t->data != NULL && t->nest == 0 &&
 	    ring_lost_pending() != 0 && (at = ring_place(t->head,
@@ -1055,6 +1127,7 @@ ring_thread_exit(void *arg)
 void
 ring_free(struct lring *r)
 {
+	crash_stack_free(r);
 	munmap(r->hdr, r->map_len);
 	close(r->fd);
 	free(r);
@@ -1123,8 +1196,10 @@ ring_atfork_child(void)
 {
 	struct lring *r, *next;
 
+	crash_thread_end();
 	for (r = lib.rings; r != NULL; r = next) {
 		next = r->next;
+		crash_stack_free(r);
 		munmap(r->hdr, r->map_len);
 		close(r->fd);
 		free(r);

@@ -20,7 +20,8 @@
  * taken from the metadata, not hard-coded, so that a reader and a writer
  * that disagree fail loudly; the fields the walk needs (magic, uuid,
  * sizes, timestamps, id...) must be there with the right types, and a
- * traced:lost event must have the fields of proto's cause table.
+ * traced:lost event must have the fields of proto's cause table.  So
+ * must traced:crash have those of struct traced_crash.
  *
  * A comment in an event block may carry the event's trace-events line
  * (td_note()); it is parsed with proto/tevents.c and believed only when
@@ -1327,6 +1328,37 @@ bad:
 }
 
 /*
+ * traced:crash must have the payload of struct traced_crash: the
+ * signed 'signal' and 'code', the unsigned 'addr' and 'ip', the signed
+ * 'sender', all 64 bits.
+ */
+static int
+td_check_crash(struct td_parser *P, const struct tracedir_class *c)
+{
+	static const char *const names[] = {
+		"signal", "code", "addr", "ip", "sender"
+	};
+	static const unsigned is_signed[] = { 1, 1, 0, 0, 1 };
+	const struct tracedir_decl *d;
+	unsigned i;
+
+	if (c->id != TRACED_EVENT_CRASH || c->fields.n != 5)
+		goto bad;
+	for (i = 0; i < c->fields.n; i++) {
+		d = &c->fields.decls[i];
+		if (strcmp(d->name, names[i]) != 0 ||
+		    d->type.kind != TRACEDIR_INT || d->type.size != 64 ||
+		    d->type.is_signed != is_signed[i])
+			goto bad;
+	}
+	return 0;
+bad:
+	return td_perr(P, c->line, "traced:crash must be id %u with the "
+	    "64-bit fields signal, code, addr, ip, sender (addr and ip "
+	    "unsigned)", TRACED_EVENT_CRASH);
+}
+
+/*
  * Split the class name at its first ':' (provider:event), and turn the
  * class's note into its declaration when the note parses as one
  * trace-events line that declares this event with arguments that match
@@ -1441,6 +1473,9 @@ td_finish(struct td_parser *P)
 			return -1;
 		if (strcmp(m->classes[i].name, "traced:lost") == 0 &&
 		    td_check_lost(P, &m->classes[i]) == -1)
+			return -1;
+		if (strcmp(m->classes[i].name, "traced:crash") == 0 &&
+		    td_check_crash(P, &m->classes[i]) == -1)
 			return -1;
 	}
 	for (i = 0; i < m->nclasses; i++)

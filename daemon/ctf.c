@@ -48,6 +48,9 @@ _Static_assert(TRACED_DROP_PRODUCER_NCAUSES == 4,
     "traced:lost fields must follow enum traced_drop_cause");
 _Static_assert(sizeof(struct traced_lost) == 5 * sizeof(uint64_t),
     "traced:lost payload is five uint64");
+/* And traced:crash its five 64-bit fields. */
+_Static_assert(sizeof(struct traced_crash) == 5 * sizeof(uint64_t),
+    "traced:crash payload is five 64-bit fields");
 
 /* Room for '_', a name cut to TEVENTS_NAME_MAX bytes, and the NUL. */
 #define CTF_IDENT_SIZE	(TEVENTS_NAME_MAX + 2)
@@ -405,6 +408,17 @@ ctf_preamble(struct ctf_buf *b, const struct ctf_trace_info *info,
 	for (c = 0; c < TRACED_DROP_PRODUCER_NCAUSES; c++)
 		ctf_printf(b, "\t\ttraced_u64 %s;\n", traced_cause_name(c));
 	ctf_printf(b, "\t};\n};\n\n");
+
+	/* struct traced_crash, in its order (client-lib/crash.c). */
+	ctf_printf(b, "event {\n\tname = \"traced:crash\";\n"
+	    "\tid = %u;\n\tstream_id = 0;\n"
+	    "\tfields := struct {\n"
+	    "\t\ttraced_s64 signal;\n"
+	    "\t\ttraced_s64 code;\n"
+	    "\t\ttraced_ptr addr;\n"
+	    "\t\ttraced_ptr ip;\n"
+	    "\t\ttraced_s64 sender;\n"
+	    "\t};\n};\n\n", TRACED_EVENT_CRASH);
 }
 
 long

@@ -63,10 +63,12 @@ struct ctf_event_class {
  * -1 on allocation failure (errno ENOMEM) or a malformed class (no
  * 'ev', more than TEVENTS_ARGS_MAX arguments, an unknown class: EINVAL).
  * Declares the built-in event "traced:lost" (id TRACED_EVENT_LOST,
- * fields count, ring_full, nested, disconnected, paused: uint64) and
- * then each class in 'classes'.  Field names that are not CTF
- * identifiers are rewritten (invalid characters to '_', a leading
- * digit, a TSDL keyword or one of our type names gets a leading '_';
+ * fields count, ring_full, nested, disconnected, paused: uint64), the
+ * built-in "traced:crash" (id TRACED_EVENT_CRASH, fields signal, code,
+ * addr, ip, sender as in struct traced_crash) and then each class in
+ * 'classes'.  Field names that are not CTF identifiers are rewritten
+ * (invalid characters to '_', a leading digit, a TSDL keyword or one
+ * of our type names gets a leading '_';
  * babeltrace2 shows the name without that '_'), and a name that would
  * show like an earlier one of the same event gets "_<n>" appended.
  * Event names and the other strings are quoted with escapes, not

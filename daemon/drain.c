@@ -372,6 +372,7 @@ drain_packet(struct pring *r, uint64_t head)
 	rd->bytes += used;
 	c->lost_records = w.lost_records;
 	c->discarded = w.discarded;
+	c->crashes = w.crashes;
 	memcpy(c->lost, w.lost, sizeof(c->lost));
 	if (w.lost[TRACED_DROP_RING_FULL] > 0) {
 		c->why = rd->why;

@@ -279,6 +279,8 @@ struct chunk {
 	uint64_t	 lost_records;
 	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES];
 	uint64_t	 discarded;	/* sum of its LOST records' counts */
+	uint64_t	 crashes;	/* its traced:crash records (a thread
+					   got a fatal signal), not in events */
 	unsigned	 why;		/* LOSS_SAW_*, when lost[] has ring
 					   full losses */
 	unsigned	 late_ms;	/* with LOSS_SAW_LATE: how late */

@@ -856,6 +856,11 @@ sring_chunk_done(void *arg, const struct chunk *c)
 	r->write_errno = c->write_errno;
 	switch (c->kind) {
 	case CHUNK_DATA:
+		/* News for whoever reads the log, written or not. */
+		if (c->crashes > 0)
+			limits_logx(s->uid, "session %u (%s[%d]) thread %d: "
+			    "got a fatal signal (traced:crash)", s->id,
+			    s->comm, (int)s->pid, (int)r->tid);
 		if (c->write_errno == 0 && c->fgen <= r->dead_gen) {
 			/* Written into a directory deleted since. */
 			r->lost[TRACED_DROP_DELETED] += c->events;

@@ -189,6 +189,28 @@ recwalk_lost(struct recwalk *w, const uint8_t *buf, uint32_t size)
 	return NULL;
 }
 
+/*
+ * A CRASH record (proto/ring.h, struct traced_crash): its exact size, a
+ * signal number Linux has and a code siginfo_t can hold.  The addresses
+ * and the sender may be anything.
+ */
+static const char *
+recwalk_crash(struct recwalk *w, const uint8_t *buf, uint32_t size,
+    uint32_t nulls)
+{
+	struct traced_crash c;
+
+	if (nulls != 0 || size != TRACED_CRASH_REC_SIZE)
+		return "bad crash record";
+	memcpy(&c, buf + TRACED_REC_HDR_SIZE, sizeof(c));
+	if (c.signal < 1 || c.signal > TRACED_CRASH_SIG_MAX)
+		return "bad signal number in a crash record";
+	if (c.code < INT32_MIN || c.code > INT32_MAX)
+		return "bad signal code in a crash record";
+	w->crashes++;
+	return NULL;
+}
+
 const struct recwalk_range *
 recwalk_find(const struct recwalk_range *ranges, uint32_t n, uint32_t i,
     uint32_t *hint)
@@ -331,6 +353,10 @@ recwalk_one(struct recwalk *w, struct recwalk_seen *seen,
 			return -1;
 		}
 		if ((*why = recwalk_lost(w, buf, h.size)) != NULL)
+			return -1;
+		w->tail_pad = 0;
+	} else if (h.id == TRACED_EVENT_CRASH) {
+		if ((*why = recwalk_crash(w, buf, h.size, nulls)) != NULL)
 			return -1;
 		w->tail_pad = 0;
 	} else {

@@ -72,6 +72,7 @@ struct recwalk {
 	uint64_t	 lost_records;
 	uint64_t	 lost[TRACED_DROP_PRODUCER_NCAUSES];
 	uint64_t	 discarded;	/* sum of the LOST records' counts */
+	uint64_t	 crashes;	/* traced:crash records (not events) */
 	/* Out, of the last call. */
 	uint64_t	 first_ts;	/* of its first record */
 	uint32_t	 tail_pad;	/* padding after its last record's
@@ -93,13 +94,15 @@ struct recwalk {
  * timestamp going backwards, an unknown event id, fields that do not
  * fill the record exactly as the event's signature says (integers 8
  * bytes aligned, strings up to a NUL inside the record), a LOST record
- * whose causes do not add up, a timestamp past max_ts, a PAD record
- * larger than a record may be or not ending on a lap end.  A valid PAD
- * record ends the walk: the return value is where it starts and w->pad
- * its size; what follows it belongs to the next call.  So does a valid
- * THREAD record (w->thread, w->next): its timestamp is checked like an
- * event's, its tid must be a thread id (1 to INT32_MAX).  Counters cover
- * the valid prefix only when it returns -1 too.
+ * whose causes do not add up, a CRASH record of another size or with a
+ * signal number or code out of range, a timestamp past max_ts, a PAD
+ * record larger than a record may be or not ending on a lap end.  A
+ * valid PAD record ends the walk: the return value is where it starts
+ * and w->pad its size; what follows it belongs to the next call.  So
+ * does a valid THREAD record (w->thread, w->next): its timestamp is
+ * checked like an event's, its tid must be a thread id (1 to
+ * INT32_MAX).  Counters cover the valid prefix only when it returns -1
+ * too.
  */
 long	recwalk(struct recwalk *w, const uint8_t *buf, size_t len);
 

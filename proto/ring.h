@@ -165,6 +165,8 @@
 #define TRACED_EVENT_PAD	1u	/* the rest of a lap: skip */
 #define TRACED_EVENT_THREAD	2u	/* struct traced_thread_rec follows:
 					   a new thread takes the ring */
+#define TRACED_EVENT_CRASH	3u	/* struct traced_crash follows: the
+					   thread got a fatal signal */
 #define TRACED_EVENT_ID_BASE	16u
 #define TRACED_EVENT_ID_MAX	(1u << 24)
 
@@ -302,6 +304,31 @@ struct traced_thread_rec {
 
 #define TRACED_THREAD_REC_SIZE \
 	(TRACED_REC_HDR_SIZE + (uint32_t)sizeof(struct traced_thread_rec))
+
+/*
+ * The payload of a TRACED_EVENT_CRASH record (the event "traced:crash"):
+ * the thread got SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, and
+ * libtraced's handler wrote this before it chained to the program's own
+ * handling (client-lib/crash.c): the last record of a thread that dies
+ * of it.  The fields are siginfo_t's, widened to 64 bits like every
+ * argument: addr is si_addr for a fault the kernel raised (si_code > 0)
+ * and 0 otherwise, ip the instruction pointer where the signal came (0
+ * where libtraced cannot tell), sender si_pid for a signal a process
+ * sent (kill(2), raise(3), abort(3): si_code <= 0) and 0 otherwise.
+ * The daemon takes only signal numbers from 1 to TRACED_CRASH_SIG_MAX
+ * and a code that fits an int.
+ */
+struct traced_crash {
+	int64_t		signal;
+	int64_t		code;
+	uint64_t	addr;
+	uint64_t	ip;
+	int64_t		sender;
+};
+
+#define TRACED_CRASH_SIG_MAX	64
+#define TRACED_CRASH_REC_SIZE \
+	(TRACED_REC_HDR_SIZE + (uint32_t)sizeof(struct traced_crash))
 
 static inline uint64_t
 traced_ring_size(uint32_t order)

@@ -332,6 +332,7 @@ test_ctf_metadata_header_and_env(void **state)
 	assert_non_null(strstr(md, "offset_s = 1700000000;"));
 	assert_non_null(strstr(md, "map = clock.monotonic.value;"));
 	assert_non_null(strstr(md, "name = \"traced:lost\";\n\tid = 0;"));
+	assert_non_null(strstr(md, "name = \"traced:crash\";\n\tid = 3;"));
 	free(md);
 }
 

@@ -337,9 +337,9 @@ test_recwalk_refuses_time_going_backwards(void **state)
 static void
 test_recwalk_refuses_unknown_ids(void **state)
 {
-	/* 0 is LOST, 1 PAD and 2 THREAD (checked elsewhere); 3 to 15
-	 * are the tracer's own but unused. */
-	static const uint32_t ids[] = { 3, 15, 18, 0x7fffffff, UINT32_MAX };
+	/* 0 is LOST, 1 PAD, 2 THREAD and 3 CRASH (checked elsewhere); 4
+	 * to 15 are the tracer's own but unused. */
+	static const uint32_t ids[] = { 4, 15, 18, 0x7fffffff, UINT32_MAX };
 	struct buf b;
 
 	(void)state;
@@ -349,6 +349,95 @@ test_recwalk_refuses_unknown_ids(void **state)
 		put_hdr(&b, ids[i], TRACED_REC_HDR_SIZE, 2);
 		expect_refused(&b, FIRST, "unknown event id");
 	}
+}
+
+/* A CRASH record of signal 'sig' and code 'code', 'size' bytes long. */
+static void
+put_crash(struct buf *b, uint64_t ts, uint32_t size, int64_t sig,
+    int64_t code)
+{
+	struct traced_crash c = { .signal = sig, .code = code,
+		.addr = 0xdead0000, .ip = 0x401000, .sender = 0 };
+
+	memset(b->b + b->len, 0, size);
+	put_hdr(b, TRACED_EVENT_CRASH, size, ts);
+	memcpy(b->b + b->len, &c, size - TRACED_REC_HDR_SIZE < sizeof(c) ?
+	    size - TRACED_REC_HDR_SIZE : sizeof(c));
+	b->len += size - TRACED_REC_HDR_SIZE;
+}
+
+/*
+ * A CRASH record (a thread got a fatal signal) is counted apart from
+ * the events, and the walk goes on after it, copied whole; one of
+ * another size, with NULL marks, a signal number Linux does not have
+ * or a code no int holds is refused.
+ */
+static void
+test_recwalk_crash_records(void **state)
+{
+	static const int64_t bad_sig[] = { 0, -1, TRACED_CRASH_SIG_MAX + 1,
+		INT64_MIN };
+	static const int64_t bad_code[] = { (int64_t)INT32_MAX + 1,
+		(int64_t)INT32_MIN - 1 };
+	_Alignas(8) uint8_t copy[sizeof(((struct buf *)0)->b)];
+	uint64_t counts[2] = { 0, 0 };
+	struct recwalk w;
+	struct buf b;
+	uint32_t word;
+	size_t i;
+
+	(void)state;
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_crash(&b, 2, TRACED_CRASH_REC_SIZE, 11, 1);
+	put_crash(&b, 3, TRACED_CRASH_REC_SIZE, TRACED_CRASH_SIG_MAX,
+	    INT32_MIN);
+	put_mixed(&b, 4, 2, "y", 2);
+	walk_init(&w, counts);
+	assert_int_equal(recwalk(&w, b.b, b.len), (long)b.len);
+	assert_null(w.invalid);
+	assert_int_equal(w.crashes, 2);
+	assert_int_equal(w.events, 2);
+	assert_int_equal(counts[0], RECWALK_TOUCHED | 2);
+	assert_int_equal(w.last_ts, 4);
+	walk_init(&w, NULL);
+	assert_int_equal(recwalk_copy(&w, copy, b.b, b.len), (long)b.len);
+	assert_int_equal(w.crashes, 2);
+	assert_memory_equal(copy, b.b, b.len);
+
+	for (i = 0; i < 2; i++) {
+		b.len = 0;
+		put_mixed(&b, 1, 1, "x", 1);
+		put_crash(&b, 2, i == 0 ? TRACED_CRASH_REC_SIZE + 8 :
+		    TRACED_CRASH_REC_SIZE - 8, 6, -6);
+		expect_refused(&b, FIRST, "bad crash record");
+	}
+	b.len = 0;
+	put_mixed(&b, 1, 1, "x", 1);
+	put_crash(&b, 2, TRACED_CRASH_REC_SIZE, 6, -6);
+	memcpy(&word, b.b + FIRST + 4, sizeof(word));
+	word |= 1u << TRACED_REC_NULL_SHIFT;
+	memcpy(b.b + FIRST + 4, &word, sizeof(word));
+	expect_refused(&b, FIRST, "bad crash record");
+	for (i = 0; i < sizeof(bad_sig) / sizeof(bad_sig[0]); i++) {
+		b.len = 0;
+		put_mixed(&b, 1, 1, "x", 1);
+		put_crash(&b, 2, TRACED_CRASH_REC_SIZE, bad_sig[i], 1);
+		expect_refused(&b, FIRST,
+		    "bad signal number in a crash record");
+	}
+	for (i = 0; i < sizeof(bad_code) / sizeof(bad_code[0]); i++) {
+		b.len = 0;
+		put_mixed(&b, 1, 1, "x", 1);
+		put_crash(&b, 2, TRACED_CRASH_REC_SIZE, 7, bad_code[i]);
+		expect_refused(&b, FIRST,
+		    "bad signal code in a crash record");
+	}
+	/* Its time is checked like an event's. */
+	b.len = 0;
+	put_mixed(&b, 5, 1, "x", 1);
+	put_crash(&b, 4, TRACED_CRASH_REC_SIZE, 11, 1);
+	expect_refused(&b, FIRST, "timestamp going backwards");
 }
 
 /*
@@ -1261,6 +1350,7 @@ main(void)
 		cmocka_unit_test(test_recwalk_refuses_time_going_backwards),
 		cmocka_unit_test(test_recwalk_refuses_unknown_ids),
 		cmocka_unit_test(test_recwalk_stops_at_thread_record),
+		cmocka_unit_test(test_recwalk_crash_records),
 		cmocka_unit_test(test_recwalk_refuses_records_unlike_their_event),
 		cmocka_unit_test(test_recwalk_refuses_lost_records_that_lie),
 		cmocka_unit_test(test_recwalk_runs_of_one_event),

@@ -281,13 +281,21 @@ test_tracedir_metadata_says_what_the_daemon_wrote(void **state)
 	assert_string_equal(m->procname, "demo");
 	assert_int_equal(m->vpid, 4242);
 	assert_int_equal(m->stream_id, 0);
-	assert_int_equal(m->nclasses, 4);
+	assert_int_equal(m->nclasses, 5);
 
 	c = tracedir_meta_class(m, TRACED_EVENT_LOST);
 	assert_non_null(c);
 	assert_string_equal(c->name, "traced:lost");
 	assert_true(c->lost);
 	assert_int_equal(c->fields.n, 5);
+	c = tracedir_meta_class(m, TRACED_EVENT_CRASH);
+	assert_non_null(c);
+	assert_string_equal(c->name, "traced:crash");
+	assert_false(c->lost);
+	assert_int_equal(c->fields.n, 5);
+	assert_string_equal(c->fields.decls[0].name, "signal");
+	assert_true(c->fields.decls[0].type.is_signed);
+	assert_int_equal(c->fields.decls[2].type.base, 16);
 	c = tracedir_meta_class(m, 16);
 	assert_non_null(c);
 	assert_string_equal(c->name, "demo:mixed");
@@ -463,6 +471,14 @@ test_tracedir_metadata_errors_name_the_line(void **state)
 	t_bad_metadata("traced_u64 paused;", "traced_u64 pause;", "event {", 0,
 	    "traced:lost must be id 0 with the uint64 fields count, "
 	    "ring_full, nested, disconnected, paused");
+	t_bad_metadata("name = \"traced:crash\";\n\tid = 3;",
+	    "name = \"traced:crash\";\n\tid = 4;",
+	    "event {\n\tname = \"traced:crash\"", 0,
+	    "traced:crash must be id 3 with the 64-bit fields signal, code, "
+	    "addr, ip, sender (addr and ip unsigned)");
+	t_bad_metadata("traced_s64 signal;", "traced_u64 signal;",
+	    "event {\n\tname = \"traced:crash\"", 0,
+	    "traced:crash must be id 3");
 	t_bad_metadata("hostname = \"testhost\";", "hostname = \"testhost;",
 	    "hostname", 0, "string not closed");
 	t_bad_metadata("vpid = 4242;", "vpid = 99999999999999999999;",
