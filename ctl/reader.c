@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "cause.h"
+#include "text.h"
 #include "reader.h"
 
 #define READER_WINDOW		(64u << 10)
@@ -268,54 +269,12 @@ rd_parse_uint(const char *s, int64_t *out)
 	return 0;
 }
 
-/*
- * "2s", "1.5ms"...: a decimal number with up to 9 decimals and a unit.
- * Contract in reader.h.
- */
+/* "2s", "1.5ms"...: proto/text.c parses it (the daemon's triggers and
+ * snapshots take the same).  Contract in reader.h. */
 int
 reader_parse_duration(const char *s, int64_t *ns)
 {
-	static const struct {
-		const char	*unit;
-		int64_t		 ns;
-	} units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
-		{ "s", 1000000000 }, { "", 1000000000 },
-		{ "m", INT64_C(60000000000) }, { "min", INT64_C(60000000000) },
-		{ "h", INT64_C(3600000000000) },
-	};
-	int64_t		 whole = 0, frac = 0, scale = 1, mul, v;
-	int		 ndig = 0, nfrac = 0;
-	size_t		 i;
-
-	for (; *s >= '0' && *s <= '9'; s++, ndig++) {
-		if (whole > (INT64_MAX - 9) / 10)
-			return -1;
-		whole = whole * 10 + (*s - '0');
-	}
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9'; s++, nfrac++)
-			if (nfrac < 9) {
-				frac = frac * 10 + (*s - '0');
-				scale *= 10;
-			}
-	}
-	if (ndig == 0 && nfrac == 0)
-		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(s, units[i].unit) == 0)
-			break;
-	if (i == sizeof(units) / sizeof(units[0]))
-		return -1;
-	mul = units[i].ns;
-	if (__builtin_mul_overflow(whole, mul, &v))
-		return -1;
-	/* frac / scale of a unit: at most 9 digits, exact to the ns. */
-	if (__builtin_add_overflow(v, (int64_t)((__int128)frac * mul / scale),
-	    &v))
-		return -1;
-	*ns = v;
-	return 0;
+	return text_parse_duration(s, ns);
 }
 
 /*

@@ -7,6 +7,7 @@
  * (section 3.9, table 3-7).
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -179,4 +180,54 @@ text_clean(char *s, size_t n)
 			s[i] = s[i + 1] = '?';	/* C1, U+0080 to U+009F */
 		}
 	}
+}
+
+/*
+ * "2s", "1.5ms"...: a decimal number with up to 9 decimals and a unit.
+ * Contract in text.h.
+ */
+int
+text_parse_duration(const char *s, int64_t *ns)
+{
+	static const struct {
+		const char	*unit;
+		int64_t		 ns;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
+		{ "s", 1000000000 }, { "", 1000000000 },
+		{ "m", INT64_C(60000000000) }, { "min", INT64_C(60000000000) },
+		{ "h", INT64_C(3600000000000) },
+	};
+	int64_t		 whole = 0, frac = 0, scale = 1, mul, v;
+	int		 ndig = 0, nfrac = 0;
+	size_t		 i;
+
+	for (; *s >= '0' && *s <= '9'; s++, ndig++) {
+		if (whole > (INT64_MAX - 9) / 10)
+			return -1;
+		whole = whole * 10 + (*s - '0');
+	}
+	if (*s == '.') {
+		for (s++; *s >= '0' && *s <= '9'; s++, nfrac++)
+			if (nfrac < 9) {
+				frac = frac * 10 + (*s - '0');
+				scale *= 10;
+			}
+	}
+	if (ndig == 0 && nfrac == 0)
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(s, units[i].unit) == 0)
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -1;
+	mul = units[i].ns;
+	if (__builtin_mul_overflow(whole, mul, &v))
+		return -1;
+	/* frac / scale of a unit: at most 9 digits, exact to the ns. */
+	if (__builtin_add_overflow(v, (int64_t)((__int128)frac * mul / scale),
+	    &v))
+		return -1;
+	*ns = v;
+	return 0;
 }

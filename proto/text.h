@@ -15,6 +15,7 @@
 #define TRACED_PROTO_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Length of the valid UTF-8 sequence at s[0, n) (1 to 4), or 0 if
@@ -63,6 +64,13 @@ size_t	text_distance(const char *a, size_t n, const char *b, size_t max);
  *
  *	return text_errf(err, errsize, "no such key '%s'", key);
  */
+/*
+ * Parse a duration: a decimal number with up to 9 decimals and a unit,
+ * ns, us, ms, s (or none), m or min, h ("2s", "1.5ms", "300us").  0 and
+ * the nanoseconds in *ns, or -1 (not one, or past INT64_MAX ns).
+ */
+int	text_parse_duration(const char *s, int64_t *ns);
+
 int	text_errf(char *err, size_t size, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
