@@ -402,55 +402,10 @@ command_pattern_valid(const char *pattern, char *err, size_t errlen)
 }
 
 /*
- * Duration.  Contract in command.h.
+ * A duration for people.  Contract in command.h.
  */
-int
-command_parse_duration(const char *s, uint64_t *ns)
-{
-	static const struct {
-		const char	*unit;
-		uint64_t	 ns;
-	} units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
-		{ "s", 1000000000 }, { "", 1000000000 },
-		{ "m", UINT64_C(60000000000) }, { "min", UINT64_C(60000000000) },
-		{ "h", UINT64_C(3600000000000) },
-	};
-	uint64_t	 whole = 0, frac = 0, scale = 1, v;
-	int		 ndig = 0, nfrac = 0;
-	size_t		 i;
-
-	if (s == NULL)
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++, ndig++) {
-		if (whole > (UINT64_C(1) << 62) / 10)
-			return -1;
-		whole = whole * 10 + (uint64_t)(*s - '0');
-	}
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++, nfrac++)
-			if (nfrac < 9) {
-				frac = frac * 10 + (uint64_t)(*s - '0');
-				scale *= 10;
-			}
-	if (ndig == 0 && nfrac == 0)
-		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(s, units[i].unit) == 0)
-			break;
-	if (i == sizeof(units) / sizeof(units[0]))
-		return -1;
-	if (__builtin_mul_overflow(whole, units[i].ns, &v) ||
-	    __builtin_add_overflow(v, (uint64_t)((unsigned __int128)frac *
-	    units[i].ns / scale), &v) || v > (uint64_t)INT64_MAX)
-		return -1;
-	*ns = v;
-	return 0;
-}
-
-/* "1.5s", "300ms": a duration in ns as people write it, for messages. */
-static const char *
-duration_text(uint64_t ns, char *buf, size_t size)
+const char *
+command_format_duration(uint64_t ns, char *buf, size_t size)
 {
 	if (ns % 1000000000 == 0)
 		snprintf(buf, size, "%llus", (unsigned long long)(ns /
@@ -475,6 +430,7 @@ trigger_option(const char *name, int nargs, char *const args[], int *i,
 {
 	size_t		 len = strlen(name);
 	const char	*v;
+	int64_t		 d;
 
 	if (strncmp(args[*i], name, len) != 0 ||
 	    (args[*i][len] != '\0' && args[*i][len] != '='))
@@ -491,10 +447,11 @@ trigger_option(const char *name, int nargs, char *const args[], int *i,
 		return text_errf(err, errlen, "trigger add: %s needs a "
 		    "DURATION (300ms, 2s, 1m)", name);
 	(*i)++;
-	if (command_parse_duration(v, ns) == -1)
+	if (text_parse_duration(v, &d) == -1)
 		return text_errf(err, errlen, "trigger add: %s '%.*s' is not "
 		    "a duration: a number and a unit, such as 300ms, 2s or 1m",
 		    name, QUOTE_MAX, v);
+	*ns = (uint64_t)d;
 	return 1;
 }
 
@@ -548,16 +505,17 @@ command_parse_trigger(int nargs, char *const args[],
 	if (t->after_ns > COMMAND_TRIGGER_AFTER_MAX_NS)
 		return text_errf(err, errlen, "trigger add: --after %s is "
 		    "longer than %s, the most: the recorder holds the last "
-		    "moments, not more", duration_text(t->after_ns, a,
-		    sizeof(a)), duration_text(COMMAND_TRIGGER_AFTER_MAX_NS, b,
-		    sizeof(b)));
+		    "moments, not more", command_format_duration(t->after_ns,
+		    a, sizeof(a)), command_format_duration(
+		    COMMAND_TRIGGER_AFTER_MAX_NS, b, sizeof(b)));
 	if (t->every_ns < COMMAND_TRIGGER_EVERY_MIN_NS ||
 	    t->every_ns > COMMAND_TRIGGER_EVERY_MAX_NS)
 		return text_errf(err, errlen, "trigger add: --every %s is out "
 		    "of range: from %s (it bounds how many snapshots an event "
 		    "emitted in a loop writes) to %s",
-		    duration_text(t->every_ns, a, sizeof(a)),
-		    duration_text(COMMAND_TRIGGER_EVERY_MIN_NS, b, sizeof(b)),
-		    duration_text(COMMAND_TRIGGER_EVERY_MAX_NS, c, sizeof(c)));
+		    command_format_duration(t->every_ns, a, sizeof(a)),
+		    command_format_duration(COMMAND_TRIGGER_EVERY_MIN_NS, b,
+		    sizeof(b)), command_format_duration(
+		    COMMAND_TRIGGER_EVERY_MAX_NS, c, sizeof(c)));
 	return 0;
 }

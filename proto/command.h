@@ -138,19 +138,18 @@ struct command_trigger {
  * Parse the arguments after "trigger": "add GLOB snapshot [--after
  * DURATION] [--every DURATION]" (each option also as --opt=DURATION),
  * "list" or "delete GLOB", into *t.  The glob is checked as
- * command_pattern_valid() does, the durations as
- * command_parse_duration() and against the bounds above.  Returns 0,
+ * command_pattern_valid() does, the durations as text_parse_duration()
+ * and against the bounds above.  Returns 0,
  * or -1 with the reason and the fix in 'err' (if not NULL).
  */
 int	command_parse_trigger(int nargs, char *const args[],
 	    struct command_trigger *t, char *err, size_t errlen);
 
 /*
- * A duration: a decimal number (up to 9 decimals kept) and a unit, ns,
- * us, ms, s, m or min, h; a bare number is seconds ("300ms", "1.5s",
- * "2m").  Stores it in *ns; returns 0, or -1 if it is not one or does
- * not fit in 63 bits of ns.
+ * Write duration ns into buf as text_parse_duration() reads it, in
+ * the largest of s, ms and ns that keeps it whole ("10s", "300ms").
+ * Returns buf.
  */
-int	command_parse_duration(const char *s, uint64_t *ns);
+const char *command_format_duration(uint64_t ns, char *buf, size_t size);
 
 #endif /* TRACED_PROTO_COMMAND_H */

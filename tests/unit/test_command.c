@@ -325,60 +325,6 @@ test_command_pattern_valid(void **state)
 	    "event pattern has a non-ASCII byte (0xc3) at offset 3");
 }
 
-static void
-test_command_parse_duration_units_and_fractions(void **state)
-{
-	uint64_t ns = 7;
-
-	(void)state;
-	assert_int_equal(command_parse_duration("300ms", &ns), 0);
-	assert_int_equal(ns, 300000000);
-	assert_int_equal(command_parse_duration("1.5s", &ns), 0);
-	assert_int_equal(ns, 1500000000);
-	assert_int_equal(command_parse_duration("2", &ns), 0);
-	assert_int_equal(ns, 2000000000);
-	assert_int_equal(command_parse_duration("2m", &ns), 0);
-	assert_int_equal(ns, UINT64_C(120000000000));
-	assert_int_equal(command_parse_duration("1min", &ns), 0);
-	assert_int_equal(ns, UINT64_C(60000000000));
-	assert_int_equal(command_parse_duration("1h", &ns), 0);
-	assert_int_equal(ns, UINT64_C(3600000000000));
-	assert_int_equal(command_parse_duration("250us", &ns), 0);
-	assert_int_equal(ns, 250000);
-	assert_int_equal(command_parse_duration("10ns", &ns), 0);
-	assert_int_equal(ns, 10);
-	assert_int_equal(command_parse_duration(".5s", &ns), 0);
-	assert_int_equal(ns, 500000000);
-	assert_int_equal(command_parse_duration("0", &ns), 0);
-	assert_int_equal(ns, 0);
-	/* Digits past the ninth decimal are read and dropped. */
-	assert_int_equal(command_parse_duration("0.1234567899s", &ns), 0);
-	assert_int_equal(ns, 123456789);
-}
-
-static void
-test_command_parse_duration_refuses_the_rest(void **state)
-{
-	uint64_t ns = 7;
-
-	(void)state;
-	assert_int_equal(command_parse_duration("", &ns), -1);
-	assert_int_equal(command_parse_duration("ms", &ns), -1);
-	assert_int_equal(command_parse_duration(".", &ns), -1);
-	assert_int_equal(command_parse_duration("-1s", &ns), -1);
-	assert_int_equal(command_parse_duration("1 s", &ns), -1);
-	assert_int_equal(command_parse_duration("1sec", &ns), -1);
-	assert_int_equal(command_parse_duration("1x", &ns), -1);
-	assert_int_equal(command_parse_duration("1e3", &ns), -1);
-	assert_int_equal(command_parse_duration("99999999999999999999", &ns),
-	    -1);
-	/* Past 63 bits of ns, whatever the unit did. */
-	assert_int_equal(command_parse_duration("9223372037s", &ns), -1);
-	assert_int_equal(command_parse_duration("3000000h", &ns), -1);
-	assert_int_equal(command_parse_duration(NULL, &ns), -1);
-	assert_int_equal(ns, 7);
-}
-
 /* Split a line of words (space-separated) and parse it as trigger's. */
 static int
 parse_trigger(const char *line, struct command_trigger *t, char *err,
@@ -896,9 +842,6 @@ main(void)
 		cmocka_unit_test(test_command_check_words),
 		cmocka_unit_test(test_command_parse_onoff),
 		cmocka_unit_test(test_command_pattern_valid),
-		cmocka_unit_test(
-		    test_command_parse_duration_units_and_fractions),
-		cmocka_unit_test(test_command_parse_duration_refuses_the_rest),
 		cmocka_unit_test(test_command_parse_trigger_forms),
 		cmocka_unit_test(test_command_parse_trigger_errors_say_the_fix),
 		cmocka_unit_test(test_command_check_words_trigger),
