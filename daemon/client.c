@@ -51,6 +51,7 @@
 #include "sock.h"
 #include "state.h"
 #include "text.h"
+#include "trigger.h"
 
 #define CLIENT_MSG_BUF	TRACED_MSG_MAX
 
@@ -352,6 +353,7 @@ session_free(struct session *s)
 	limits_put(s->uid, LIMIT_SESSIONS, 1, 2);
 	free(s->by_index);
 	state_session_free(s);
+	trigger_session_free(s);
 	func_session_free(s);
 	/* Deleted, its last close waits for the disk: not here. */
 	intake_close(s->dirfd, s->uid);

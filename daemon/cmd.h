@@ -12,6 +12,7 @@
  *   cmd-info-sessions.c	info sessions, info session (the index)
  *   cmd-info-counters.c	info counters (tracectl top's totals)
  *   cmd-func.c		trace-func, tracer, info trace-funcs, info tracers
+ *   cmd-trigger.c	trigger add|list|delete, the triggers in info trace
  *   reply.c		the reply builder: lines, JSON items, the end, a
  *			reply that waits, and the JSON values every handler
  *			uses
@@ -91,6 +92,10 @@ int	cmd_tracer_exec(struct reply *r, int argc, char **argv);
 void	cmd_func_rules_list(struct reply *r, int kind);
 int	cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv);
 int	cmd_info_tracers_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-trigger.c */
+int	cmd_trigger_exec(struct reply *r, int argc, char **argv);
+void	cmd_trigger_list(struct reply *r, const char *indent);
 
 /* reply.c */
 struct reply *reply_new(struct ctlconn *c, int json);

@@ -61,6 +61,7 @@
 #include "settings.h"
 #include "sock.h"
 #include "state.h"
+#include "trigger.h"
 
 /* What main() starts, for the callbacks and the stop. */
 static struct {
@@ -452,6 +453,9 @@ main(int argc, char *argv[])
 	    session_spares_serve, NULL) == -1)
 		fatalx("cannot start the ring pool thread");
 
+	/* The triggers, from the index, with their timers on the loop. */
+	trigger_init(mn.base);
+
 	/* The sockets, the signals, the timers. */
 	client_set_changed(replies_check);
 	if (client_listen(mn.base, mn.client_fd, next_id) == -1 ||
@@ -506,6 +510,7 @@ main(int argc, char *argv[])
 	event_free(ev_hup);
 	event_free(ev_stop);
 	event_free(ev_timer);
+	trigger_fini();
 	event_base_free(mn.base);
 	state_fini();
 	quota_fini();

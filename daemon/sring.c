@@ -50,6 +50,7 @@
 #include "outdir.h"
 #include "pool.h"
 #include "session.h"
+#include "trigger.h"
 
 /*
  * Descriptors a ring holds: its memfd and its stream file (a third, the
@@ -855,6 +856,8 @@ sring_chunk_done(void *arg, const struct chunk *c)
 	r->write_errno = c->write_errno;
 	switch (c->kind) {
 	case CHUNK_DATA:
+		/* Drained, whatever became of its writing. */
+		trigger_chunk(s, c);
 		if (c->write_errno == 0 && c->fgen <= r->dead_gen) {
 			/* Written into a directory deleted since. */
 			r->lost[TRACED_DROP_DELETED] += c->events;
