@@ -47,6 +47,7 @@
 #include "notify.h"
 #include "outdir.h"
 #include "pdesc.h"
+#include "recorder.h"
 #include "session.h"
 #include "sock.h"
 #include "state.h"
@@ -355,6 +356,8 @@ session_free(struct session *s)
 	state_session_free(s);
 	trigger_session_free(s);
 	func_session_free(s);
+	/* Its window stays for a while: a crashed process's last events. */
+	recorder_window_end(s->feed.rec);
 	/* Deleted, its last close waits for the disk: not here. */
 	intake_close(s->dirfd, s->uid);
 	free(s->dir);

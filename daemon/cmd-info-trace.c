@@ -398,5 +398,6 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 			info_threads_summary(r, s);
 	}
 	info_ended(r);
+	cmd_recorder_info(r);
 	return TRACED_CTL_OK;
 }

@@ -110,6 +110,14 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 		reply_wait(r, flush_wait_cb, fw, 0);
 		return TRACED_CTL_OK;
 	}
+	if (strcmp(argv[0], "recorder") == 0) {
+		if (argc != 2) {
+			reply_error(r, "usage: tracectl trace-file recorder "
+			    "SIZE|off");
+			return TRACED_CTL_USAGE;
+		}
+		return cmd_trace_file_recorder(r, argv[1]);
+	}
 	if (strcmp(argv[0], "set") == 0) {
 		if (argc != 2 || argv[1][0] == '\0') {
 			reply_error(r, "usage: tracectl trace-file set "

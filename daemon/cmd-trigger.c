@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "command.h"
 #include "outdir.h"
+#include "recorder.h"
 #include "trigger.h"
 
 /*
@@ -113,10 +114,12 @@ cmd_trigger_exec(struct reply *r, int argc, char **argv)
 	}
 	reply_message(r, "trigger '%s': a drained event that matches it "
 	    "writes a snapshot of its user's recorder windows %s%s, at most "
-	    "once every %s per user, into %s", ct.glob,
+	    "once every %s per user, into %s%s", ct.glob,
 	    ct.after_ns > 0 ? command_format_duration(ct.after_ns, after,
 	    sizeof(after)) : "at once", ct.after_ns > 0 ? " later" : "",
 	    command_format_duration(ct.every_ns, every, sizeof(every)),
-	    outdir_path());
+	    outdir_path(), recorder_size() > 0 ? "" : " (the recorder is "
+	    "off, so none is written: traced --recorder SIZE, or 'tracectl "
+	    "trace-file recorder SIZE', turns it on)");
 	return TRACED_CTL_OK;
 }

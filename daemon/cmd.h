@@ -11,6 +11,8 @@
  *   cmd-info-trace.c	info trace
  *   cmd-info-sessions.c	info sessions, info session (the index)
  *   cmd-info-counters.c	info counters (tracectl top's totals)
+ *   cmd-recorder.c	snapshot, info snapshots, trace-file recorder,
+ *			the recorder's part of info trace
  *   cmd-func.c		trace-func, tracer, info trace-funcs, info tracers
  *   cmd-trigger.c	trigger add|list|delete, the triggers in info trace
  *   reply.c		the reply builder: lines, JSON items, the end, a
@@ -84,6 +86,12 @@ int	cmd_info_counters_exec(struct reply *r, int argc, char **argv);
 /* cmd-info-sessions.c */
 int	cmd_info_sessions_exec(struct reply *r, int argc, char **argv);
 int	cmd_info_session_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-recorder.c */
+int	cmd_snapshot_exec(struct reply *r, int argc, char **argv);
+int	cmd_info_snapshots_exec(struct reply *r, int argc, char **argv);
+int	cmd_trace_file_recorder(struct reply *r, const char *value);
+void	cmd_recorder_info(struct reply *r);
 
 /* cmd-func.c */
 int	cmd_trace_func_exec(struct reply *r, int argc, char **argv);

@@ -76,6 +76,12 @@ static const struct config_key {
 	[CONFIG_LIMIT0 + LIMIT_STREAM_SIZE] = { "stream-max-size", 1 },
 	[CONFIG_LIMIT0 + LIMIT_TRACE_BYTES] =
 	    { "trace-dir-bytes-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_RECORDER] = { "recorder", 1 },
+	[CONFIG_LIMIT0 + LIMIT_RECORDER_BYTES] =
+	    { "recorder-bytes-per-uid", 1 },
+	[CONFIG_LIMIT0 + LIMIT_RECORDER_KEEP] = { "recorder-keep", 1 },
+	[CONFIG_LIMIT0 + LIMIT_RECORDER_KEEP_TIME] =
+	    { "recorder-keep-time", 1 },
 };
 
 /*
@@ -112,6 +118,10 @@ static const struct limit_def {
 	[LIMIT_INDEX_SESSIONS]	= { 100000, 100, 100000000, LU_COUNT },
 	[LIMIT_STREAM_SIZE]	= { 0, 0, 1ull << 50, LU_BYTES },
 	[LIMIT_TRACE_BYTES]	= { 0, 0, 1ull << 50, LU_BYTES },
+	[LIMIT_RECORDER]	= { 0, 0, 1ull << 40, LU_BYTES },
+	[LIMIT_RECORDER_BYTES]	= { 0, 0, 1ull << 44, LU_BYTES },
+	[LIMIT_RECORDER_KEEP]	= { 16, 0, 100000, LU_COUNT },
+	[LIMIT_RECORDER_KEEP_TIME] = { 600, 0, 30 * 86400, LU_SECONDS },
 };
 
 /* A limit's setting name, for refusals that name it. */
@@ -379,6 +389,11 @@ config_set_limit(struct config *c, int l, const char *value, char *err,
 		text_errf(err, errsize, "%s is too small: a stream file holds "
 		    "at least %uM (or 0: no limit)", value,
 		    STREAM_PART_MIN >> 20);
+		return -1;
+	}
+	if (l == LIMIT_RECORDER && v != 0 && v < RECORDER_MIN) {
+		text_errf(err, errsize, "%s is too small: a window holds at "
+		    "least %uM (or 0: off)", value, RECORDER_MIN >> 20);
 		return -1;
 	}
 	c->limit[l] = v;

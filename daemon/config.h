@@ -36,6 +36,12 @@ enum {
 	LIMIT_TRACE_BYTES,	/* bytes its sessions keep in the trace
 				   directory; 0: a quarter of its file
 				   system (quota.c) */
+	LIMIT_RECORDER,		/* flight recorder: a session's window in
+				   memory; 0: off, sessions are written */
+	LIMIT_RECORDER_BYTES,	/* every window of a uid together; 0: an
+				   eighth of the machine's memory */
+	LIMIT_RECORDER_KEEP,	/* ended sessions' windows kept per uid */
+	LIMIT_RECORDER_KEEP_TIME, /* s: and for this long */
 	LIMIT_N
 };
 
@@ -72,6 +78,7 @@ enum {
 #define CONFIG_BIT(k)		(1u << (k))
 #define POOL_MAX		64	/* ring-pool: most rings kept ready */
 #define STREAM_PART_MIN		(1u << 20)	/* stream-max-size: least */
+#define RECORDER_MIN		(4u << 20)	/* recorder: least window */
 #define CONFIG_SYSTEM_FILE	"/etc/traced/traced.conf"
 
 /*

@@ -183,14 +183,24 @@ static const char *const migrations[] = {
 	/* 2 -> 3: the status a process gave exit() (NULL: not said) */
 	"ALTER TABLE sessions ADD COLUMN exit_status INTEGER;"
 	"PRAGMA user_version = 3;",
-	/* 3 -> 4: the snapshot triggers (trigger.c), in the order added */
+	/* 3 -> 4: the flight recorder's snapshots */
+	"CREATE TABLE snapshots ("
+	"  id INTEGER PRIMARY KEY,"
+	"  time_ns INTEGER NOT NULL,"
+	"  dir TEXT NOT NULL,"
+	"  reason TEXT NOT NULL,"
+	"  sessions INTEGER NOT NULL,"
+	"  events INTEGER NOT NULL,"
+	"  bytes INTEGER NOT NULL);"
+	"PRAGMA user_version = 4;",
+	/* 4 -> 5: the snapshot triggers (trigger.c), in the order added */
 	"CREATE TABLE triggers ("
 	"  pos INTEGER PRIMARY KEY,"
 	"  glob TEXT NOT NULL UNIQUE,"
 	"  action TEXT NOT NULL,"
 	"  after_ns INTEGER NOT NULL CHECK (after_ns >= 0),"
 	"  every_ns INTEGER NOT NULL CHECK (every_ns > 0));"
-	"PRAGMA user_version = 4;",
+	"PRAGMA user_version = 5;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -1709,6 +1719,77 @@ index_func_rules_load(const char *kind, struct rule **rules, size_t *n)
 			rc = SQLITE_NOMEM;
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * Note a snapshot the recorder wrote, committed before it returns.  Its
+ * id, or 0 (logged) when the index cannot take it.  Loop thread.
+ */
+uint64_t
+index_snapshot_put(const struct index_snapshot *s)
+{
+	sqlite3_stmt *st = NULL;
+	uint64_t id = 0;
+
+	if (ix_db() == NULL || index_begin() == -1)
+		return 0;
+	if (sqlite3_prepare_v2(ix.db, "INSERT INTO snapshots (time_ns, dir, "
+	    "reason, sessions, events, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	    -1, &st, NULL) != SQLITE_OK) {
+		index_failed("recording a snapshot");
+		return 0;
+	}
+	bind_u64(st, 1, s->time);
+	bind_text(st, 2, s->dir);
+	bind_text(st, 3, s->reason);
+	sqlite3_bind_int64(st, 4, s->sessions);
+	bind_u64(st, 5, s->events);
+	bind_u64(st, 6, s->bytes);
+	if (step_done(st) == -1)
+		index_failed("recording a snapshot");
+	else
+		id = (uint64_t)sqlite3_last_insert_rowid(ix.db);
+	sqlite3_finalize(st);
+	return index_commit() == 0 ? id : 0;
+}
+
+/*
+ * The newest 'limit' snapshots (< 0: all), newest first, to cb; strings
+ * valid during the call.  How many, or -1.  Loop thread.
+ */
+long
+index_snapshots_list(long limit,
+    void (*cb)(void *, const struct index_snapshot *), void *arg)
+{
+	struct index_snapshot s;
+	sqlite3_stmt *st;
+	long n = 0;
+	int rc;
+
+	if (ix_db() == NULL || sqlite3_prepare_v2(ix.db, "SELECT id, time_ns, "
+	    "dir, reason, sessions, events, bytes FROM snapshots ORDER BY id "
+	    "DESC LIMIT ?1", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		s.id = col_u64(st, 0);
+		s.time = col_u64(st, 1);
+		s.dir = col_text(st, 2);
+		s.reason = col_text(st, 3);
+		s.sessions = (unsigned)sqlite3_column_int64(st, 4);
+		s.events = col_u64(st, 5);
+		s.bytes = col_u64(st, 6);
+		if (s.dir == NULL || s.reason == NULL)
+			continue;
+		cb(arg, &s);
+		n++;
+	}
+	if (rc != SQLITE_DONE) {
+		log_warnx("index: listing snapshots: %s", sqlite3_errmsg(ix.db));
+		n = -1;
+	}
+	sqlite3_finalize(st);
+	return n;
 }
 
 /*

@@ -22,7 +22,7 @@
 
 struct event_base;
 
-#define INDEX_SCHEMA_VERSION	4
+#define INDEX_SCHEMA_VERSION	5
 #define INDEX_FILE		"index.db"	/* in the state directory */
 #define INDEX_BATCH_MS		1000	/* live sessions written this often */
 
@@ -131,6 +131,21 @@ int	index_session_get(uint32_t id, const struct index_visitor *v);
 int	index_func_rules_save(const char *kind, const struct rule *rules,
 	    size_t n);
 int	index_func_rules_load(const char *kind, struct rule **rules, size_t *n);
+
+/* A snapshot the recorder wrote (recorder.c). */
+struct index_snapshot {
+	uint64_t	 id;
+	uint64_t	 time;		/* ns, CLOCK_REALTIME */
+	const char	*dir;
+	const char	*reason;
+	unsigned	 sessions;
+	uint64_t	 events;
+	uint64_t	 bytes;
+};
+
+uint64_t index_snapshot_put(const struct index_snapshot *s);
+long	index_snapshots_list(long limit,
+	    void (*cb)(void *, const struct index_snapshot *), void *arg);
 
 /* A trigger as the index keeps it (trigger.c); strings borrowed for a call. */
 struct index_trigger {

@@ -57,6 +57,7 @@
 #include "outdir.h"
 #include "pipeline.h"
 #include "pool.h"
+#include "recorder.h"
 #include "session.h"
 #include "settings.h"
 #include "sock.h"
@@ -81,7 +82,7 @@ usage(FILE *f)
 "              [--runtime-dir DIR] [--trace-dir DIR] [--state-dir DIR]\n"
 "              [--ring-size BYTES] [--ring-pool N] [--workers N]\n"
 "              [--drain-interval MS] [--writeout-nice N]\n"
-"              [--stream-max-size BYTES]\n"
+"              [--stream-max-size BYTES] [--recorder SIZE]\n"
 "              [--set KEY=VALUE]...\n"
 "\n"
 "The traced daemon: drains the trace rings of traced programs into CTF\n"
@@ -117,6 +118,11 @@ usage(FILE *f)
 "                          events)\n"
 "      --stream-max-size BYTES  cut each thread's stream into files of about\n"
 "                          this size, at least 1M (default 0: one file)\n"
+"      --recorder SIZE     flight recorder: keep each new session's last SIZE\n"
+"                          of events in memory, at least 4M, and write them\n"
+"                          only when asked (tracectl snapshot, triggers);\n"
+"                          nothing goes to the trace directory until then\n"
+"                          (default 0: off, every event is written)\n"
 "  -o, --set KEY=VALUE     any setting of traced.conf(5), such as the limits\n"
 "                          on what one user may make the daemon hold\n"
 "                          (sessions-per-uid=512, rings-per-uid=4096...)\n"
@@ -262,6 +268,7 @@ parse_options(int argc, char *argv[], const char **config_opt,
 		{ "drain-interval", required_argument, NULL, 'D' },
 		{ "writeout-nice", required_argument, NULL, 'N' },
 		{ "stream-max-size", required_argument, NULL, 'M' },
+		{ "recorder", required_argument, NULL, 'X' },
 		{ "set", required_argument, NULL, 'o' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
@@ -311,6 +318,9 @@ parse_options(int argc, char *argv[], const char **config_opt,
 			break;
 		case 'M':
 			key = CONFIG_LIMIT0 + LIMIT_STREAM_SIZE;
+			break;
+		case 'X':
+			key = CONFIG_LIMIT0 + LIMIT_RECORDER;
 			break;
 		case 'o':
 			/* --set KEY=VALUE: any setting of traced.conf(5). */
@@ -443,8 +453,12 @@ main(int argc, char *argv[])
 	/* The threads: the pipeline and its consumer, intake, the pool. */
 	mn.wo = writeout_new(mn.base, cfg.workers, cfg.writeout_nice,
 	    cfg.drain_ms, &owner);
-	if (mn.wo == NULL || writeout_consumer_add(&stream_consumer) == -1)
+	if (mn.wo == NULL || writeout_consumer_add(&stream_consumer) == -1 ||
+	    writeout_consumer_add(&recorder_consumer) == -1)
 		fatalx("cannot start the writeout threads");
+	settings_recorder();
+	if (recorder_start(mn.base, mn.state_dirfd) == -1)
+		fatalx("cannot start the flight recorder");
 	writeout_set_direct(cfg.direct_io);
 	intake_set_close_hook(limits_fds_closing);
 	if (intake_start(mn.base, cfg.writeout_nice) == -1)
@@ -501,6 +515,7 @@ main(int argc, char *argv[])
 	pool_stop();
 	intake_stop();
 	writeout_free(mn.wo);
+	recorder_stop();	/* the snapshots asked for, written */
 	index_close();
 	sock_close(mn.client_fd, mn.control_fd);
 	notify_fini();

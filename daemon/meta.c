@@ -48,6 +48,7 @@
 #include "index.h"
 #include "intake.h"
 #include "quota.h"
+#include "recorder.h"
 #include "limits.h"
 #include "log.h"
 #include "outdir.h"
@@ -344,10 +345,21 @@ session_new_uuid(struct session *s)
 static int
 session_make_dir(struct session *s)
 {
-	char name[64], path[PATH_MAX];
+	char name[64], path[PATH_MAX], top[PATH_MAX];
 	struct stat st;
-	int i, fd;
+	int i, fd, root;
+	/*
+	 * A session records (flight recorder) or writes from its first
+	 * directory on: a recording one keeps its metadata and function
+	 * tables in the recorder's directory, which snapshots copy from,
+	 * and writes nothing to the trace directory.
+	 */
+	int recording = s->dirfd == -1 ? recorder_size() > 0 &&
+	    recorder_dirfd() != -1 : s->feed.rec != NULL;
 
+	root = recording ? recorder_dirfd() : outdir_fd();
+	snprintf(top, sizeof(top), "%s%s", recording ? cfg.state_dir :
+	    outdir_path(), recording ? "/recorder" : "");
 	sanitize_name(name, sizeof(name), s->comm);
 	for (i = 0; i < 1000; i++) {
 		if (i == 0)
@@ -356,29 +368,27 @@ session_make_dir(struct session *s)
 		else
 			snprintf(path, sizeof(path), "%s-%d-%u.%d", name,
 			    (int)s->pid, s->id, i);
-		if (mkdirat(outdir_fd(), path, 0750) == 0)
+		if (mkdirat(root, path, 0750) == 0)
 			break;
-		if (errno == ENOENT && outdir_check() == 1)
+		if (!recording && errno == ENOENT && outdir_check() == 1)
 			continue;	/* made again: try there */
 		if (errno != EEXIST) {
-			log_warn("session %u: mkdir %s/%s", s->id,
-			    outdir_path(), path);
+			log_warn("session %u: mkdir %s/%s", s->id, top, path);
 			return -1;
 		}
 	}
 	if (i == 1000)
 		return -1;
-	fd = openat(outdir_fd(), path, O_RDONLY | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(root, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
 	if (fd == -1 || fstat(fd, &st) == -1 || st.st_uid != geteuid()) {
-		log_warn("session %u: open %s/%s", s->id, outdir_path(),
-		    path);
+		log_warn("session %u: open %s/%s", s->id, top, path);
 		if (fd != -1)
 			close(fd);
 		return -1;
 	}
 	free(s->dir);
-	if (asprintf(&s->dir, "%s/%s", outdir_path(), path) == -1) {
+	if (asprintf(&s->dir, "%s/%s", top, path) == -1) {
 		s->dir = NULL;
 		close(fd);
 		return -1;
@@ -390,6 +400,18 @@ session_make_dir(struct session *s)
 		session_new_uuid(s);	/* a new directory, a new trace */
 	}
 	s->dirfd = fd;
+	if (s->feed.rec != NULL)
+		recorder_window_dir(s->feed.rec, fd, path);
+	else if (recording) {
+		struct rwindow *w = recorder_window_new(s->id, s->uid, s->pid,
+		    s->comm, path, fd, s->clock);
+
+		if (w == NULL)
+			log_warnx("session %u: no window in the recorder: "
+			    "its events are not kept", s->id);
+		/* Before its first ring is added (pipeline.h). */
+		__atomic_store_n(&s->feed.rec, w, __ATOMIC_RELEASE);
+	}
 	s->meta_written = 0;
 	s->meta_provs = 0;
 	s->meta_gen++;
@@ -409,8 +431,9 @@ session_ensure_dir(struct session *s)
 		return 0;
 	if (session_make_dir(s) == -1)
 		return -1;
-	limits_info(s->uid, "session %u: %s[%d] uid %u connected, tracing to "
-	    "%s", s->id, s->comm, (int)s->pid, (unsigned)s->uid, s->dir);
+	limits_info(s->uid, "session %u: %s[%d] uid %u connected, %s %s", s->id,
+	    s->comm, (int)s->pid, (unsigned)s->uid, s->feed.rec != NULL ?
+	    "recording in memory, its metadata in" : "tracing to", s->dir);
 	record_changed(s);
 	return 0;
 }
@@ -435,7 +458,8 @@ session_check_dir(struct session *s, int outdir_ok)
 	struct sring *r;
 	uint64_t gone = 0, now;
 
-	if (s->dirfd == -1)
+	/* A recording session writes nothing there (recorder.c). */
+	if (s->dirfd == -1 || s->feed.rec != NULL)
 		return 0;
 	if (!s->dir_lost) {
 		if (fsdir_deleted(s->dirfd) != 1)
@@ -542,7 +566,7 @@ session_drain_publish(struct session *s)
 		}
 		/* Its uid is over its quota (quota.c): counted, not
 		 * written. */
-		if (quota_over(s->uid))
+		if (quota_over(s->uid) && s->feed.rec == NULL)
 			err = EDQUOT;
 	} else if (session_meta_given_up(s))
 		err = s->meta_errno != 0 ? s->meta_errno : EIO;
@@ -658,7 +682,7 @@ sessions_trace_dir_set(const char *path, const char *how, int *created,
 		return -1;
 	quota_trace_dir_changed();
 	TAILQ_FOREACH(s, &sessions, entry)
-		if (!s->closing && s->dirfd != -1 &&
+		if (!s->closing && s->dirfd != -1 && s->feed.rec == NULL &&
 		    session_rotate(s) == -1) {
 			log_warnx("session %u could not move to %s", s->id,
 			    path);

@@ -32,6 +32,7 @@
 #include "ring.h"
 
 struct event_base;
+struct rwindow;
 struct writer;
 
 /*
@@ -94,6 +95,12 @@ struct pfeed {
 	int		 discard_errno;
 	struct evtab	*tab;
 	struct evtab	*newest;	/* every provider the owner knows */
+	/*
+	 * Kept in memory by the flight recorder (recorder.c), never
+	 * written to a stream file: its window, or NULL.  Set before the
+	 * feed's first ring is added, cleared after its last ring's END.
+	 */
+	struct rwindow	*rec;
 };
 
 /*

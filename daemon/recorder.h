@@ -31,10 +31,46 @@ void	recorder_configure(uint64_t size, uint64_t per_uid, unsigned keep,
 	    uint64_t keep_ns);
 uint64_t recorder_size(void);
 int	recorder_dirfd(void);
+int	recorder_idle(void);
+
+/* What info trace shows of the recorder. */
+struct recorder_stats {
+	uint64_t	 size;		/* a window's; 0: off */
+	uint64_t	 per_uid;
+	unsigned	 keep;
+	uint64_t	 keep_ns;
+	unsigned	 windows;
+	unsigned	 ended;		/* of them, of sessions gone */
+	uint64_t	 bytes;		/* their packets' memory */
+	uint64_t	 spare_bytes;	/* packet buffers kept for reuse */
+	uint64_t	 events;		/* taken in by the windows held */
+	uint64_t	 overwritten;	/* pushed out, every window ever */
+	uint64_t	 lost;
+	uint64_t	 snapshots;	/* written since start */
+};
+
+struct recorder_window_info {
+	uint32_t	 session;
+	uid_t		 uid;
+	pid_t		 pid;
+	char		 comm[64];
+	int		 ended;
+	uint64_t	 bytes;
+	uint64_t	 packets;
+	uint64_t	 events;
+	uint64_t	 overwritten;
+	uint64_t	 lost;
+	uint32_t	 threads;
+};
+
+void	recorder_stats(struct recorder_stats *st);
+void	recorder_windows(void (*cb)(void *,
+	    const struct recorder_window_info *), void *arg);
 
 /* A session's window, made when its directory is (meta.c). */
 struct rwindow *recorder_window_new(uint32_t session, uid_t uid, pid_t pid,
 	    const char *comm, const char *name, int dirfd, int clock);
+void	recorder_window_dir(struct rwindow *w, int dirfd, const char *name);
 void	recorder_window_end(struct rwindow *w);
 
 /* What a finished snapshot reports (its done callback, loop thread). */

@@ -32,6 +32,7 @@
 #include "outdir.h"
 #include "pipeline.h"
 #include "pool.h"
+#include "recorder.h"
 #include "session.h"
 #include "settings.h"
 
@@ -230,6 +231,7 @@ reload_apply(int k, const struct config *c)
 		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {
 			cfg.limit[k - CONFIG_LIMIT0] =
 			    c->limit[k - CONFIG_LIMIT0];
+			settings_recorder();
 			return 0;
 		}
 		return -1;
@@ -349,4 +351,24 @@ settings_fini(void)
 	config_fini(&cfg);
 	free(conf.path);
 	conf.path = NULL;
+}
+
+/*
+ * Give the flight recorder its settings (recorder, recorder-bytes-per-
+ * uid, recorder-keep, recorder-keep-time): at start, at SIGHUP and
+ * after trace-file recorder.  recorder-bytes-per-uid 0 is an eighth of
+ * the machine's memory.
+ */
+void
+settings_recorder(void)
+{
+	uint64_t per_uid = cfg.limit[LIMIT_RECORDER_BYTES];
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+	if (per_uid == 0)
+		per_uid = pages > 0 && psize > 0 ?
+		    (uint64_t)pages * (uint64_t)psize / 8 : UINT64_C(1) << 30;
+	recorder_configure(cfg.limit[LIMIT_RECORDER], per_uid,
+	    (unsigned)cfg.limit[LIMIT_RECORDER_KEEP],
+	    cfg.limit[LIMIT_RECORDER_KEEP_TIME] * UINT64_C(1000000000));
 }

@@ -100,10 +100,11 @@ static void	session_spare_send(struct session *s);
 int
 sring_open_stream(struct sring *r)
 {
-	char *path;
-	int fd;
+	char *path = NULL;
+	int fd = -1;
 
-	if ((fd = sring_new_file(r, &path)) == -1)
+	/* A recording session's packets stay in memory (recorder.c). */
+	if (r->s->feed.rec == NULL && (fd = sring_new_file(r, &path)) == -1)
 		return -1;
 	/* The writer writes this file's packets with this file's trace. */
 	r->fgen++;

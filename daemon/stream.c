@@ -593,6 +593,12 @@ stream_write(const struct consumer *self, struct pring *r,
 	int n = 0;
 
 	(void)self;
+	/* The flight recorder keeps it instead (recorder.c): no file. */
+	if (__atomic_load_n(&r->feed->rec, __ATOMIC_ACQUIRE) != NULL) {
+		STAILQ_FOREACH(c, list, entry)
+			c->fgen = r->st.gen;
+		return;
+	}
 	pthread_mutex_lock(&wo_global->lock);
 	if (stream_switch_due(r, list))
 		stream_switch(r);

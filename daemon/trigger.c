@@ -138,12 +138,6 @@ static struct {
 	LIST_HEAD(, tshot) shots;	/* owned: snapshots being written */
 } tg = { .gen = 1, .next_id = 1 };
 
-/*
- * recorder.c is being written beside this file.  Until it is in the
- * tree the daemon links without it, and a trigger that fires says so.
- */
-#pragma weak recorder_snapshot
-
 /* The triggers whose glob matches 'name' of provider 'scope': a mask. */
 static uint32_t
 trigger_mask(const char *scope, const char *name)
@@ -356,10 +350,7 @@ trigger_snapshot(struct tfire *f)
 	req.reason = sh->reason;
 	req.done = trigger_done;
 	req.arg = sh;
-	if (recorder_snapshot == NULL) {
-		snprintf(err, sizeof(err), "this daemon has no flight "
-		    "recorder");
-	} else if (recorder_snapshot(&req, err, sizeof(err)) == 0) {
+	if (recorder_snapshot(&req, err, sizeof(err)) == 0) {
 		f->writing = 1;
 		LIST_INSERT_HEAD(&tg.shots, sh, entry);
 		return;

@@ -80,7 +80,8 @@ test_complete_command_words(void **state)
 {
 	(void)state;
 	assert_string_equal(complete(""), "completion export help info "
-	    "print stats top trace-event trace-file trace-func tracer trigger");
+	    "print snapshot stats top trace-event trace-file trace-func tracer "
+	    "trigger");
 	assert_string_equal(complete("trace-f"), "trace-file trace-func");
 	assert_string_equal(complete("info t"),
 	    "trace trace-events trace-funcs trace-rules tracers");
