@@ -15,7 +15,8 @@
  * --foreground; the descriptor table grown (limits.c), and the log
  * thread; then the pipeline (its drain thread and writers, and the CTF
  * stream writer as its consumer), the intake and files threads, the
- * ring pool; the client and control sockets are watched; signals; systemd
+ * ring pool; the snapshot triggers (from the index, their timers on the
+ * loop); the client and control sockets are watched; signals; systemd
  * is told READY=1 on the loop's first turn.
  *
  * The pipeline and the sessions report back here, by callback: chunks
