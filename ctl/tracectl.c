@@ -908,25 +908,33 @@ reply_print(const struct ctl_reply *r)
 }
 
 /*
- * 'trace-file set PATH' names a directory for the daemon, whose working
- * directory is not ours: send it absolute.  Returns 0 or -1.
+ * 'trace-file set PATH' and 'snapshot -o DIR' name a directory for the
+ * daemon, whose working directory is not ours: send it absolute.
+ * Returns 0 or -1.
  */
 static int
 cmd_fix_paths(struct ctl_cmd *cmd)
 {
 	char	*abs, *cwd;
+	int	 i = -1;
 
-	if (cmd->def->id != CMD_ID_TRACE_FILE || cmd->nargs != 2 ||
-	    strcmp(cmd->args[0], "set") != 0 || cmd->args[1][0] == '/' ||
-	    strcmp(cmd->args[1], "default") == 0)
+	if (cmd->def->id == CMD_ID_TRACE_FILE && cmd->nargs == 2 &&
+	    strcmp(cmd->args[0], "set") == 0 &&
+	    strcmp(cmd->args[1], "default") != 0)
+		i = 1;
+	if (cmd->def->id == CMD_ID_SNAPSHOT)
+		for (int k = 0; k + 1 < cmd->nargs; k++)
+			if (strcmp(cmd->args[k], "-o") == 0)
+				i = k + 1;
+	if (i == -1 || cmd->args[i][0] == '/' || cmd->args[i][0] == '\0')
 		return 0;
-	if ((abs = realpath(cmd->args[1], NULL)) == NULL) {
+	if ((abs = realpath(cmd->args[i], NULL)) == NULL) {
 		/* Not there yet: the daemon creates it. */
 		if ((cwd = getcwd(NULL, 0)) == NULL) {
 			ctl_warnx("getcwd: %s", strerror(errno));
 			return -1;
 		}
-		if (asprintf(&abs, "%s/%s", cwd, cmd->args[1]) == -1)
+		if (asprintf(&abs, "%s/%s", cwd, cmd->args[i]) == -1)
 			abs = NULL;
 		free(cwd);
 		if (abs == NULL) {
@@ -934,7 +942,7 @@ cmd_fix_paths(struct ctl_cmd *cmd)
 			return -1;
 		}
 	}
-	cmd->args[1] = cmd->path = abs;
+	cmd->args[i] = cmd->path = abs;
 	return 0;
 }
 

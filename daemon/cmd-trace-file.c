@@ -152,7 +152,7 @@ cmd_trace_file_exec(struct reply *r, int argc, char **argv)
 	on = command_parse_onoff(argv[0]);
 	if (on == -1 || argc != 1) {
 		reply_error(r, "usage: tracectl trace-file "
-		    "on|off|flush|set PATH|set default");
+		    "on|off|flush|set PATH|set default|recorder SIZE|off");
 		return TRACED_CTL_USAGE;
 	}
 	if (outdir_paused() == !on) {

@@ -458,7 +458,7 @@ main(int argc, char *argv[])
 	    writeout_consumer_add(&recorder_consumer) == -1)
 		fatalx("cannot start the writeout threads");
 	settings_recorder();
-	if (recorder_start(mn.base, mn.state_dirfd) == -1)
+	if (recorder_start(mn.base, mn.state_dirfd, record_snapshot) == -1)
 		fatalx("cannot start the flight recorder");
 	writeout_set_direct(cfg.direct_io);
 	intake_set_close_hook(limits_fds_closing);

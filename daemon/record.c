@@ -53,6 +53,7 @@
 #include "intake.h"
 #include "log.h"
 #include "pdesc.h"
+#include "recorder.h"
 #include "session.h"
 #include "text.h"
 
@@ -454,4 +455,20 @@ record_free(struct session *s)
 	s->cmdline = NULL;
 	s->ev_counts = s->ev_written = NULL;
 	s->nev_counts = 0;
+}
+
+/*
+ * A snapshot the flight recorder wrote (recorder.c), into the index
+ * beside the sessions it holds: its row id, or 0.  Loop thread.
+ */
+uint64_t
+record_snapshot(const struct snapshot_result *res)
+{
+	struct index_snapshot row = {
+		.time = res->time, .dir = res->dir, .reason = res->reason,
+		.sessions = res->sessions, .events = res->events,
+		.bytes = res->bytes,
+	};
+
+	return index_snapshot_put(&row);
 }

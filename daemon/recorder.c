@@ -65,7 +65,6 @@
 
 #include "ctf.h"
 #include "dclock.h"
-#include "index.h"
 #include "log.h"
 #include "outdir.h"
 #include "pipeline.h"
@@ -82,7 +81,7 @@
  */
 #define PKT_CLASS_SMALL		5
 #define PKT_CLASSES		(PKT_CLASS_SMALL + 17)
-#define PKT_FREE_MAX		(64u << 20)	/* kept for reuse, at most */
+#define PKT_FREE_MAX		(16u << 20)	/* kept for reuse, at most */
 #define RECORDER_TICK_MS	1000		/* ended windows expire */
 #define SNAP_IOV_MAX		512
 
@@ -107,6 +106,9 @@ struct rbook {
 	uint64_t	 key;
 	uint64_t	 overwritten;	/* events pushed out of the window */
 	uint64_t	 gone_discarded; /* LOST counts of packets pushed out */
+	uint64_t	 gone_packets;	/* of a stream: packets pushed out (and,
+					   in a snapshot's copy, older than
+					   its --last) */
 	uint64_t	 lost;		/* events lost before the window had
 					   them (ring full, ...) */
 	uint64_t	 unrecorded;	/* of those, told by no packet (the
@@ -217,6 +219,7 @@ static struct {
 	struct event	*ev;
 	struct event	*tick;
 	int		 dirfd;		/* STATE/recorder: sessions' files */
+	uint64_t	(*indexed)(const struct snapshot_result *);
 } rec = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
@@ -434,6 +437,7 @@ window_evict_locked(struct rwindow *w, struct ruid *u)
 	if ((b = book_get(&w->streams, p->instance)) != NULL) {
 		b->overwritten += p->events;
 		b->gone_discarded += p->discarded;
+		b->gone_packets++;
 		if (b->bytes > 0) {
 			b->bytes -= b->bytes >= n ? n : b->bytes;
 			w->nlive -= b->bytes == 0;
@@ -517,6 +521,7 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 		if ((b = book_get(&w->streams, r->instance)) != NULL) {
 			b->overwritten += c->events;
 			b->gone_discarded += c->discarded;
+			b->gone_packets++;
 		}
 		if (p != NULL)
 			pkt_unref_locked(p);
@@ -752,8 +757,11 @@ window_take_locked(struct rwindow *w, const struct snapshot_req *q,
 			    (uint64_t)p->tid)) != NULL)
 				b->skipped += p->events;
 			if ((b = book_find(sw->streams, sw->nstreams,
-			    p->instance)) != NULL)
-				b->skipped += p->events + p->discarded;
+			    p->instance)) != NULL) {
+				b->skipped += p->events;
+				b->gone_discarded += p->discarded;
+				b->gone_packets++;
+			}
 			continue;
 		}
 		p->refs++;
@@ -1118,16 +1126,23 @@ snap_stream(struct snapjob *j, struct snapwin *sw, int sdir,
 		free(hdrs);
 		return errno;
 	}
-	/* What came before the window: said by an empty first packet and
-	 * the discards of the first that holds events, as babeltrace2
-	 * reports discards between two packets. */
-	disc = b != NULL ? b->overwritten + b->gone_discarded + b->skipped : 0;
-	if (disc > 0) {
+	/*
+	 * What came before the window, said behind an empty first packet
+	 * as babeltrace2 reads a gap between two packets: the packets
+	 * pushed out (or older than --last) as missing packet numbers,
+	 * overwritten and never lost ("discarded packets"), and what the
+	 * ring lost meanwhile as the discards of the first packet that
+	 * holds events ("discarded events").  traced/snapshot has the
+	 * counts per thread.
+	 */
+	disc = b != NULL ? b->gone_discarded : 0;
+	if (b != NULL && (b->gone_packets > 0 || disc > 0)) {
 		empty_packet(first, uuid, instance, tid, sw->pk[from]->ts_first,
 		    seq++, 0);
 		iov[k].iov_base = first;
 		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
 		j->bytes += CTF_PACKET_HDR_SIZE;
+		seq += b->gone_packets;
 	}
 	for (i = from; i < sw->npk && err == 0; i++) {
 		struct rpkt *p = sw->pk[i];
@@ -1382,20 +1397,17 @@ snap_done_cb(int fd, short what, void *arg)
 			snprintf(full, sizeof(full), "%s", j->path);
 		memset(&res, 0, sizeof(res));
 		res.dir = full;
+		res.reason = j->reason;
+		res.time = j->time;
 		res.sessions = j->written;
 		res.events = j->events;
 		res.bytes = j->bytes;
 		res.err = j->err;
 		res.errmsg = j->err != 0 ? j->errmsg : NULL;
 		if (j->written > 0) {
-			struct index_snapshot row = {
-				.time = j->time, .dir = full,
-				.reason = j->reason, .sessions = j->written,
-				.events = j->events, .bytes = j->bytes,
-			};
-
 			rec.snapshots++;
-			res.id = index_snapshot_put(&row);
+			if (rec.indexed != NULL)
+				res.id = rec.indexed(&res);
 			log_info("snapshot %s (%s): %u session%s, %" PRIu64
 			    " events, %" PRIu64 " bytes", full, j->reason,
 			    j->written, j->written == 1 ? "" : "s", j->events,
@@ -1412,7 +1424,8 @@ snap_done_cb(int fd, short what, void *arg)
 /* ---- start, stop, settings, figures -------------------------------------- */
 
 int
-recorder_start(struct event_base *base, int state_dirfd)
+recorder_start(struct event_base *base, int state_dirfd,
+    uint64_t (*indexed)(const struct snapshot_result *))
 {
 	struct timeval tv = { RECORDER_TICK_MS / 1000, 0 };
 	struct dirent *e;
@@ -1443,6 +1456,7 @@ recorder_start(struct event_base *base, int state_dirfd)
 	rec.tick = event_new(base, -1, EV_PERSIST, recorder_tick_cb, NULL);
 	if (rec.tick != NULL)
 		(void)evtimer_add(rec.tick, &tv);
+	rec.indexed = indexed;
 	rec.started = 1;
 	return 0;
 }

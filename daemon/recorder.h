@@ -21,11 +21,14 @@
 
 struct event_base;
 struct rwindow;
+struct snapshot_result;
 
 /* The consumer that keeps the windows, added after the stream writer. */
 extern const struct consumer recorder_consumer;
 
-int	recorder_start(struct event_base *base, int state_dirfd);
+/* indexed(): a snapshot was written, for the index; its row id. */
+int	recorder_start(struct event_base *base, int state_dirfd,
+	    uint64_t (*indexed)(const struct snapshot_result *));
 void	recorder_stop(void);
 void	recorder_configure(uint64_t size, uint64_t per_uid, unsigned keep,
 	    uint64_t keep_ns);
@@ -76,7 +79,9 @@ void	recorder_window_end(struct rwindow *w);
 /* What a finished snapshot reports (its done callback, loop thread). */
 struct snapshot_result {
 	uint64_t	 id;		/* its index row, 0 if none */
+	uint64_t	 time;		/* ns, CLOCK_REALTIME: taken */
 	const char	*dir;		/* where it was written */
+	const char	*reason;
 	unsigned	 sessions;	/* windows written */
 	uint64_t	 events;
 	uint64_t	 bytes;

@@ -330,5 +330,7 @@ void	record_counts(struct session *s, const struct cls_count *counts,
 	    uint32_t n);
 void	record_end(struct session *s);
 void	record_free(struct session *s);
+struct snapshot_result;
+uint64_t record_snapshot(const struct snapshot_result *res);
 
 #endif /* TRACED_DAEMON_SESSION_H */

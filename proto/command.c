@@ -324,10 +324,11 @@ command_check_words(const struct command_def *cmd, int nargs,
 		if (nargs == 1 && (strcmp(args[0], "flush") == 0 ||
 		    command_parse_onoff(args[0]) != -1))
 			return 0;
-		if (nargs == 2 && strcmp(args[0], "set") == 0)
+		if (nargs == 2 && (strcmp(args[0], "set") == 0 ||
+		    strcmp(args[0], "recorder") == 0))
 			return 0;
 		text_errf(err, errlen, "usage: tracectl trace-file "
-		    "on|off|flush|set PATH|set default");
+		    "on|off|flush|set PATH|set default|recorder SIZE|off");
 		return -1;
 	default:
 		return 0;

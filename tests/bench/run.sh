@@ -25,7 +25,11 @@
 #     two busy loops at nice 0 hold the CPUs;
 #   - the highest steady rate (2 paced threads) each tracer sustains for
 #     BENCH_RATE_SECONDS with zero loss, searched up to the page cache's
-#     speed.
+#     speed;
+#   - the flight recorder (traced --recorder 256M): the trace call's
+#     cost and the daemon's CPU per event kept in the window, beside
+#     the rows that write, and the time a snapshot of a full 256 MiB
+#     window takes, beside LTTng's snapshot of as much.
 #
 # Environment: BENCH_EVENTS (per thread per round, default 2000000),
 # BENCH_ROUNDS (7), BENCH_RATE_SECONDS (10), BENCH_THREAD_ROUNDS (5),
@@ -49,6 +53,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/traced-bench.XXXXXX")
 RES="$B/results.txt"
 JSON="$B/results.json"
 TD_PID= LT_PID=
+TD_OPTS=		# traced's options for td_run: --recorder for its rows
 HZ=$(getconf CLK_TCK)
 
 BUSY=
@@ -118,7 +123,8 @@ td_why_lost() {
 #   "median p10 p90 emitted intrace lost cpu_ms"  (loop mode)
 td_run() {
 	on=$1 threads=$2 ring=$3; shift 3
-	td_start
+	# shellcheck disable=SC2086
+	td_start $TD_OPTS
 	"$BIN/tracectl" trace-event bench_ev "$on" >/dev/null
 	c0=$(cpu_ms "$TD_PID")
 	# The ring starts at its size too: a no-loss row's ring holds a
@@ -134,7 +140,14 @@ td_run() {
 	[ "$lost" -gt 0 ] && td_why_lost
 	recs=$(grep -o '"lost_records":[0-9]*' "$T/info.json" |
 		sed 's/.*://' | awk '{ n += $1 } END { print n + 0 }')
-	ev=$(counter_events "$T/td")
+	case $TD_OPTS in
+	*--recorder*)
+		# Kept in memory, not written: what the windows took in.
+		recs=0
+		ev=$(grep -o '"type":"window"[^}]*"events":[0-9]*' "$T/info.json" |
+			sed 's/.*"events"://' | awk '{ n += $1 } END { print n + 0 }') ;;
+	*)	ev=$(counter_events "$T/td") ;;
+	esac
 	echo "$out $((ev - recs)) $lost $((c1 - c0))"
 }
 
@@ -245,6 +258,16 @@ pair() {	# CASE ON THREADS TD_RING LT_SUBBUF LT_NSUB
 	r=$(echo "$a $b" | awk '{ printf "%.3f", $2 / $13 }')
 	row "$1" traced "$a" "$r"
 	row "$1" lttng "$b"
+	echo "$a" > "$T/pair.$3.$4"
+}
+
+# rec_row CASE THREADS TD_RING: the same loop, the daemon recording
+# (--recorder 256M); ratio: against the row that writes (pair above).
+rec_row() {
+	say "  $1, recorder"
+	c=$(TD_OPTS="--recorder 256M" td_run on "$2" "$3" loop "$2" "$EVENTS" "$ROUNDS")
+	r=$(echo "$c $(cat "$T/pair.$2.$3")" | awk '{ printf "%.3f", $2 / $9 }')
+	row "$1, recorder" rec "$c" "$r"
 }
 
 say "make bench: traced vs LTTng-UST (this takes a few minutes)"
@@ -257,6 +280,10 @@ pair "disabled, 1 thread"                off 1 $RING 256K 4
 pair "disabled, 2 threads"               off 2 $RING 256K 4
 pair "enabled, 1 thread, no-loss ring"   on  1 $BIG 64M 4
 pair "enabled, 2 threads, no-loss ring"  on  2 $BIG 64M 4
+rec_row "enabled, 1 thread, 1M ring"      1 $RING
+rec_row "enabled, 2 threads, 1M ring"     2 $RING
+rec_row "enabled, 1 thread, no-loss ring" 1 $BIG
+rec_row "enabled, 2 threads, no-loss ring" 2 $BIG
 
 # ---- the physical limit: the trace directory's file system --------------------
 
@@ -444,8 +471,9 @@ printf ',\n{"case":"first lap","pool_rounds":[%s],"pool_lost":%s,"pool_taken":%s
 fixed_rate() {	# RATE: one row per tracer, defaults (traced) / 1 MiB per CPU (LTTng)
 	say "  $1 events/s, 2 paced threads, $RATE_SECONDS s"
 	a=$(td_run on 2 "" rate 2 "$1" "$RATE_SECONDS")
+	c=$(TD_OPTS="--recorder 256M" td_run on 2 "" rate 2 "$1" "$RATE_SECONDS")
 	b=$(lt_run on 2 256K 4 rate 2 "$1" "$RATE_SECONDS")
-	for t in "traced $a" "lttng $b"; do
+	for t in "traced $a" "rec $c" "lttng $b"; do
 		set -- $t
 		# tracer emitted N behind B intrace lost cpu
 		cpu_ns=$(awk -v c="$8" -v n="$6" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "-" }')
@@ -454,13 +482,14 @@ fixed_rate() {	# RATE: one row per tracer, defaults (traced) / 1 MiB per CPU (LT
 		echo "$1 $cpu_ns" >> "$T/fixed.$rate_id"
 	done
 	awk '{ v[$1] = $2 } END { if (v["lttng"] > 0)
-		printf "  ratio traced/LTTng daemon CPU per event %.2f\n", v["traced"] / v["lttng"] }' \
+		printf "  ratio traced/LTTng daemon CPU per event %.2f, recorder/LTTng %.2f, recorder/traced %.2f\n",
+		    v["traced"] / v["lttng"], v["rec"] / v["lttng"], v["rec"] / v["traced"] }' \
 		"$T/fixed.$rate_id" >> "$RES"
 }
 
 {
 	echo
-	echo "fixed paced rates, 2 threads, $RATE_SECONDS s: traced with its defaults (rings from 1 MiB, growing up to 16 MiB), LTTng with 4 x 256 KiB per CPU"
+	echo "fixed paced rates, 2 threads, $RATE_SECONDS s: traced with its defaults (rings from 1 MiB, growing up to 16 MiB), rec: the same recording (--recorder 256M: in trace = taken into the window), LTTng with 4 x 256 KiB per CPU"
 } >> "$RES"
 rate_id=2M; echo "2,000,000 events/s:" >> "$RES"; fixed_rate 2000000
 rate_id=8M; echo "8,000,000 events/s:" >> "$RES"; fixed_rate 8000000
@@ -502,6 +531,63 @@ busy_stop
 printf ',\n{"case":"busy machine, 1M events/s","traced_emitted":%s,"traced_lost":%s,"lttng_emitted":%s,"lttng_lost":%s}' \
 	"$(echo "$b_t" | cut -d' ' -f2)" "$(echo "$b_t" | cut -d' ' -f6)" \
 	"$(echo "$b_l" | cut -d' ' -f2)" "$(echo "$b_l" | cut -d' ' -f6)" >> "$JSON"
+
+# ---- the flight recorder's snapshot ------------------------------------------
+
+# snap_runs traced|lttng: "ms bytes" lines, one per snapshot of a full
+# window, 3 of them: traced --recorder 256M, one thread writing 3 rounds
+# (384 MB) through a 256 MiB ring; LTTng a snapshot session whose
+# channel keeps 4 x 64 MiB per CPU in overwrite mode, the same program.
+# Both written while the program still runs, into the page cache.
+snap_runs() {
+	case $1 in
+	traced)
+		td_start --recorder 256M
+		"$BIN/tracectl" trace-event bench_ev on >/dev/null
+		TRACED_RING_SIZE=$BIG TRACED_RING_START=$BIG \
+			"$B/bench-traced" loop 1 "$EVENTS" 3 >/dev/null
+		;;
+	lttng)
+		rm -rf "$T/lt"
+		lttng create snap --snapshot --output="$T/lt" >/dev/null
+		lttng enable-channel -u -s snap --subbuf-size=64M \
+			--num-subbuf=4 --overwrite ch >/dev/null
+		lttng enable-event -u -s snap -c ch 'bench:ev' >/dev/null
+		lttng start snap >/dev/null
+		LTTNG_UST_REGISTER_TIMEOUT=-1 "$B/bench-lttng" loop 1 \
+			"$EVENTS" 3 >/dev/null
+		;;
+	esac
+	for k in 1 2 3; do
+		rm -rf "$T/snap"
+		sync
+		t0=$(date +%s%N)
+		if [ "$1" = traced ]; then
+			"$BIN/tracectl" snapshot -o "$T/snap" >/dev/null
+		else
+			lttng snapshot record -s snap "$T/snap" >/dev/null
+		fi
+		t1=$(date +%s%N)
+		echo "$(((t1 - t0) / 1000000)) $(du -sb "$T/snap" | cut -f1)"
+	done
+	rm -rf "$T/snap"
+	if [ "$1" = traced ]; then td_stop; else lttng destroy snap >/dev/null; fi
+}
+
+say "  snapshot of a full 256 MiB window"
+snap_t=$(snap_runs traced | sort -n | sed -n 2p)
+snap_l=$(snap_runs lttng | sort -n | sed -n 2p)
+{
+	echo
+	echo "snapshot of a full window, written while the program runs (median of 3; traced --recorder 256M, LTTng 4 x 64 MiB per CPU in overwrite mode; the page cache takes $pc_mbs MB/s):"
+	for l in "traced $snap_t" "lttng $snap_l"; do
+		echo "$l" | awk '{ printf "  %-7s %6d ms  %5d MB  %6.0f MB/s\n", $1, $2, $3 / 1e6, $2 > 0 ? $3 / 1e3 / $2 : 0 }'
+	done
+	echo "$snap_t $snap_l" | awk '$1 > 0 && $3 > 0 { printf "  ratio traced/LTTng time %.2f, per byte %.2f\n", $1 / $3, ($1 / $2) / ($3 / $4) }'
+} >> "$RES"
+printf ',\n{"case":"snapshot of a full window","traced_ms":%s,"traced_bytes":%s,"lttng_ms":%s,"lttng_bytes":%s}' \
+	$(echo "$snap_t" | cut -d' ' -f1,2 | tr ' ' '\n') \
+	$(echo "$snap_l" | cut -d' ' -f1,2 | tr ' ' '\n') >> "$JSON"
 
 # ---- zero-loss rate ---------------------------------------------------------
 
