@@ -52,6 +52,7 @@
 #include "sock.h"
 #include "state.h"
 #include "text.h"
+#include "trigger.h"
 
 #define CLIENT_MSG_BUF	TRACED_MSG_MAX
 
@@ -353,6 +354,7 @@ session_free(struct session *s)
 	limits_put(s->uid, LIMIT_SESSIONS, 1, 2);
 	free(s->by_index);
 	state_session_free(s);
+	trigger_session_free(s);
 	func_session_free(s);
 	/* Its window stays for a while: a crashed process's last events. */
 	recorder_window_end(s->feed.rec);

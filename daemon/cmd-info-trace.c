@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The traced authors
  *
  * info trace: where traces go and how, the writeout and the ring pool,
- * and every session with its rings: events, fill, losses by cause
+ * the snapshot triggers with their counts (cmd-trigger.c), and every
+ * session with its rings: events, fill, losses by cause
  * (counted, and those the ring's header says no LOST record reported
  * yet), then the sessions that ended lately.  A session with many
  * threads shows its busiest few; 'info session ID' has each.  Loop
@@ -26,6 +27,7 @@
 #include "pool.h"
 #include "quota.h"
 #include "session.h"
+#include "trigger.h"
 
 /* Sessions with at most this many threads list each in info trace. */
 #define INFO_THREADS_SHOWN	8
@@ -323,10 +325,16 @@ cmd_info_trace_exec(struct reply *r, int argc, char **argv)
 			    ps.huge_bytes >> 20, ps.small_bytes >> 20,
 			    ps.given);
 		quota_foreach(info_quota, r);
+		if (trigger_count() > 0)
+			reply_line(r, "snapshot triggers: %zu",
+			    trigger_count());
+		cmd_trigger_list(r, "  ");
 		reply_line(r, "sessions: %u", nsessions);
 	}
-	if (reply_json(r))
+	if (reply_json(r)) {
 		quota_foreach(info_quota, r);
+		cmd_trigger_list(r, "");
+	}
 	if (reply_json(r))
 		reply_item(r, json_pack("{s:s, s:I, s:I, s:I, s:b, s:I, s:I, "
 		    "s:I, s:I, s:I}", "type", "ring_pool", "want",

@@ -91,6 +91,7 @@ static const cmd_exec_cb cmd_handlers[CMD_ID_COUNT] = {
 	[CMD_ID_TRACE_FILE] = cmd_trace_file_exec,
 	[CMD_ID_TRACE_FUNC] = cmd_trace_func_exec,
 	[CMD_ID_TRACER] = cmd_tracer_exec,
+	[CMD_ID_TRIGGER] = cmd_trigger_exec,
 };
 
 /*

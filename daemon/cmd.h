@@ -14,6 +14,7 @@
  *   cmd-recorder.c	snapshot, info snapshots, trace-file recorder,
  *			the recorder's part of info trace
  *   cmd-func.c		trace-func, tracer, info trace-funcs, info tracers
+ *   cmd-trigger.c	trigger add|list|delete, the triggers in info trace
  *   reply.c		the reply builder: lines, JSON items, the end, a
  *			reply that waits, and the JSON values every handler
  *			uses
@@ -99,6 +100,10 @@ int	cmd_tracer_exec(struct reply *r, int argc, char **argv);
 void	cmd_func_rules_list(struct reply *r, int kind);
 int	cmd_info_trace_funcs_exec(struct reply *r, int argc, char **argv);
 int	cmd_info_tracers_exec(struct reply *r, int argc, char **argv);
+
+/* cmd-trigger.c */
+int	cmd_trigger_exec(struct reply *r, int argc, char **argv);
+void	cmd_trigger_list(struct reply *r, const char *indent);
 
 /* reply.c */
 struct reply *reply_new(struct ctlconn *c, int json);

@@ -4,9 +4,10 @@
  *
  * The session index: <state-dir>/index.db, an SQLite database of every
  * traced process (sessions, their threads, streams, per-event counts and
- * drops by cause), of the daemon's runs, of the enable rules and of the
- * trace-file history.  `tracectl info sessions` and `info session ID`
- * read it; state.c keeps the rules in it.
+ * drops by cause), of the daemon's runs, of the enable rules, of the
+ * snapshot triggers and of the trace-file history.  `tracectl info
+ * sessions` and `info session ID` read it; state.c keeps the rules in
+ * it, trigger.c the triggers.
  *
  * DESIGN
  *
@@ -84,6 +85,8 @@
  *   rules       the enable rules in order (the last match wins)
  *   func_rules  the trace-func (kind func) and tracer (kind tracer) rules,
  *               each kind in order
+ *   triggers    the snapshot triggers (trigger add), in the order added:
+ *               what fires on the events that match glob, and its times
  *   sessions    one per traced process connection; id is the daemon's
  *               session number, unique across runs; how is NULL while it
  *               runs, then exited, disconnected, daemon-stopped or
@@ -190,6 +193,14 @@ static const char *const migrations[] = {
 	"  events INTEGER NOT NULL,"
 	"  bytes INTEGER NOT NULL);"
 	"PRAGMA user_version = 4;",
+	/* 4 -> 5: the snapshot triggers (trigger.c), in the order added */
+	"CREATE TABLE triggers ("
+	"  pos INTEGER PRIMARY KEY,"
+	"  glob TEXT NOT NULL UNIQUE,"
+	"  action TEXT NOT NULL,"
+	"  after_ns INTEGER NOT NULL CHECK (after_ns >= 0),"
+	"  every_ns INTEGER NOT NULL CHECK (every_ns > 0));"
+	"PRAGMA user_version = 5;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
@@ -1779,4 +1790,84 @@ index_snapshots_list(long limit,
 	}
 	sqlite3_finalize(st);
 	return n;
+}
+
+/*
+ * Replace the saved triggers with t[0..n), in that order, committed
+ * before it returns.  0, or -1 (logged).  Loop thread.
+ */
+int
+index_triggers_save(const struct index_trigger *t, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t i;
+
+	if (ix_db() == NULL) {
+		log_warnx("the triggers cannot be saved: no session index");
+		return -1;
+	}
+	if (index_begin() == -1)
+		return -1;
+	if (script(ix.db, "DELETE FROM triggers") == -1 ||
+	    sqlite3_prepare_v2(ix.db, "INSERT INTO triggers (pos, glob, "
+	    "action, after_ns, every_ns) VALUES (?1, ?2, ?3, ?4, ?5)", -1,
+	    &st, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i);
+		bind_text(st, 2, t[i].glob);
+		bind_text(st, 3, t[i].action);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)t[i].after_ns);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)t[i].every_ns);
+		if (step_done(st) == -1)
+			goto fail;
+	}
+	sqlite3_finalize(st);
+	return index_commit();
+fail:
+	log_warnx("index %s: saving the triggers: %s", ix.path,
+	    sqlite3_errmsg(ix.db));
+	sqlite3_finalize(st);
+	ix.txn_failed = 1;
+	(void)index_commit();
+	return -1;
+}
+
+/*
+ * The saved triggers, in order, each given to cb(arg, t) (strings
+ * borrowed for the call; the caller checks them: the file is on disk).
+ * 0, or -1 (logged) when the index cannot say.  Loop thread.
+ */
+int
+index_triggers_load(void (*cb)(void *, const struct index_trigger *),
+    void *arg)
+{
+	struct index_trigger t;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (ix_db() == NULL)
+		return -1;
+	if (sqlite3_prepare_v2(ix.db, "SELECT glob, action, after_ns, "
+	    "every_ns FROM triggers ORDER BY pos", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		log_warnx("index %s: %s", ix.path, sqlite3_errmsg(ix.db));
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		t.glob = col_text(st, 0);
+		t.action = col_text(st, 1);
+		t.after_ns = col_u64(st, 2);
+		t.every_ns = col_u64(st, 3);
+		if (t.glob != NULL && t.action != NULL)
+			cb(arg, &t);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("index %s: loading the triggers: %s", ix.path,
+		    sqlite3_errmsg(ix.db));
+		return -1;
+	}
+	return 0;
 }

@@ -4,9 +4,10 @@
  *
  * The session index (index.c): an SQLite database of every traced
  * process, its threads, streams, per-event counts and drops, the
- * enable rules and the trace directories.  A service: it writes the
- * rows it is given and answers queries; what the live sessions hold is
- * written by whoever keeps them (record.c), through index_put_*().
+ * enable rules, the triggers and the trace directories.  A service: it
+ * writes the rows it is given and answers queries; what the live
+ * sessions hold is written by whoever keeps them (record.c), through
+ * index_put_*().
  * Daemon-internal; loop thread.
  */
 #ifndef TRACED_DAEMON_INDEX_H
@@ -21,7 +22,7 @@
 
 struct event_base;
 
-#define INDEX_SCHEMA_VERSION	4
+#define INDEX_SCHEMA_VERSION	5
 #define INDEX_FILE		"index.db"	/* in the state directory */
 #define INDEX_BATCH_MS		1000	/* live sessions written this often */
 
@@ -145,6 +146,17 @@ struct index_snapshot {
 uint64_t index_snapshot_put(const struct index_snapshot *s);
 long	index_snapshots_list(long limit,
 	    void (*cb)(void *, const struct index_snapshot *), void *arg);
+
+/* A trigger as the index keeps it (trigger.c); strings borrowed for a call. */
+struct index_trigger {
+	const char	*glob;
+	const char	*action;
+	uint64_t	 after_ns;
+	uint64_t	 every_ns;
+};
+int	index_triggers_save(const struct index_trigger *t, size_t n);
+int	index_triggers_load(void (*cb)(void *, const struct index_trigger *),
+	    void *arg);
 
 /* ixckpt.c */
 struct sqlite3;

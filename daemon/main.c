@@ -15,7 +15,8 @@
  * --foreground; the descriptor table grown (limits.c), and the log
  * thread; then the pipeline (its drain thread and writers, and the CTF
  * stream writer as its consumer), the intake and files threads, the
- * ring pool; the client and control sockets are watched; signals; systemd
+ * ring pool; the snapshot triggers (from the index, their timers on the
+ * loop); the client and control sockets are watched; signals; systemd
  * is told READY=1 on the loop's first turn.
  *
  * The pipeline and the sessions report back here, by callback: chunks
@@ -62,6 +63,7 @@
 #include "settings.h"
 #include "sock.h"
 #include "state.h"
+#include "trigger.h"
 
 /* What main() starts, for the callbacks and the stop. */
 static struct {
@@ -466,6 +468,9 @@ main(int argc, char *argv[])
 	    session_spares_serve, NULL) == -1)
 		fatalx("cannot start the ring pool thread");
 
+	/* The triggers, from the index, with their timers on the loop. */
+	trigger_init(mn.base);
+
 	/* The sockets, the signals, the timers. */
 	client_set_changed(replies_check);
 	if (client_listen(mn.base, mn.client_fd, next_id) == -1 ||
@@ -521,6 +526,7 @@ main(int argc, char *argv[])
 	event_free(ev_hup);
 	event_free(ev_stop);
 	event_free(ev_timer);
+	trigger_fini();
 	event_base_free(mn.base);
 	state_fini();
 	quota_fini();

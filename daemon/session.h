@@ -212,6 +212,14 @@ struct session {
 	int		 index_dirty;	/* changed since the last batch */
 	struct sfunc	*fn;		/* function tracing (func.c), owned;
 					   NULL until its first MODULE */
+
+	/* Snapshot triggers (trigger.c): by event class, the triggers its
+	 * events set off, as the set and its classes were when made. */
+	uint32_t	*trig_masks;	/* owned: trig_nclasses of them; NULL:
+					   no class of it matches */
+	uint32_t	 trig_nclasses;	/* classes looked at */
+	uint32_t	 trig_any;	/* every trigger some class sets off */
+	uint64_t	 trig_gen;	/* the set's generation then */
 };
 
 TAILQ_HEAD(session_list, session);

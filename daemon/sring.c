@@ -50,6 +50,7 @@
 #include "outdir.h"
 #include "pool.h"
 #include "session.h"
+#include "trigger.h"
 
 /*
  * Descriptors a ring holds: its memfd and its stream file (a third, the
@@ -861,6 +862,8 @@ sring_chunk_done(void *arg, const struct chunk *c)
 			limits_logx(s->uid, "session %u (%s[%d]) thread %d: "
 			    "got a fatal signal (traced:crash)", s->id,
 			    s->comm, (int)s->pid, (int)r->tid);
+		/* Drained, whatever became of its writing. */
+		trigger_chunk(s, c);
 		if (c->write_errno == 0 && c->fgen <= r->dead_gen) {
 			/* Written into a directory deleted since. */
 			r->lost[TRACED_DROP_DELETED] += c->events;

@@ -315,6 +315,11 @@ command_check_words(const struct command_def *cmd, int nargs,
 			return -1;
 		}
 		return 0;
+	case CMD_ID_TRIGGER: {
+		struct command_trigger t;
+
+		return command_parse_trigger(nargs, args, &t, err, errlen);
+	}
 	case CMD_ID_TRACE_FILE:
 		if (nargs == 1 && (strcmp(args[0], "flush") == 0 ||
 		    command_parse_onoff(args[0]) != -1))
@@ -395,5 +400,124 @@ command_pattern_valid(const char *pattern, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * A duration for people.  Contract in command.h.
+ */
+const char *
+command_format_duration(uint64_t ns, char *buf, size_t size)
+{
+	if (ns % 1000000000 == 0)
+		snprintf(buf, size, "%llus", (unsigned long long)(ns /
+		    1000000000));
+	else if (ns % 1000000 == 0)
+		snprintf(buf, size, "%llums", (unsigned long long)(ns /
+		    1000000));
+	else
+		snprintf(buf, size, "%lluns", (unsigned long long)ns);
+	return buf;
+}
+
+/*
+ * The value of option 'name' (--after, --every) at args[*i]: "--name
+ * VALUE" or "--name=VALUE", parsed as a duration into *ns.  Moves *i
+ * past it.  1 if args[*i] is that option, 0 if not, -1 on an error
+ * (in err).
+ */
+static int
+trigger_option(const char *name, int nargs, char *const args[], int *i,
+    uint64_t *ns, int *seen, char *err, size_t errlen)
+{
+	size_t		 len = strlen(name);
+	const char	*v;
+	int64_t		 d;
+
+	if (strncmp(args[*i], name, len) != 0 ||
+	    (args[*i][len] != '\0' && args[*i][len] != '='))
+		return 0;
+	if (*seen)
+		return text_errf(err, errlen, "trigger add: %s given twice",
+		    name);
+	*seen = 1;
+	if (args[*i][len] == '=')
+		v = args[*i] + len + 1;
+	else if (*i + 1 < nargs)
+		v = args[++*i];
+	else
+		return text_errf(err, errlen, "trigger add: %s needs a "
+		    "DURATION (300ms, 2s, 1m)", name);
+	(*i)++;
+	if (text_parse_duration(v, &d) == -1)
+		return text_errf(err, errlen, "trigger add: %s '%.*s' is not "
+		    "a duration: a number and a unit, such as 300ms, 2s or 1m",
+		    name, QUOTE_MAX, v);
+	*ns = (uint64_t)d;
+	return 1;
+}
+
+/*
+ * trigger's arguments.  Contract in command.h.
+ */
+int
+command_parse_trigger(int nargs, char *const args[],
+    struct command_trigger *t, char *err, size_t errlen)
+{
+	int	 i, rc, seen_after = 0, seen_every = 0;
+	char	 a[32], b[32], c[32];
+
+	memset(t, 0, sizeof(*t));
+	t->every_ns = COMMAND_TRIGGER_EVERY_DEFAULT_NS;
+	if (nargs == 1 && strcmp(args[0], "list") == 0) {
+		t->op = COMMAND_TRIGGER_LIST;
+		return 0;
+	}
+	if (nargs == 2 && strcmp(args[0], "delete") == 0) {
+		t->op = COMMAND_TRIGGER_DELETE;
+		t->glob = args[1];
+		return command_pattern_valid(t->glob, err, errlen);
+	}
+	if (nargs < 3 || strcmp(args[0], "add") != 0)
+		return text_errf(err, errlen, "usage: tracectl trigger add "
+		    "GLOB snapshot [--after DURATION] [--every DURATION], "
+		    "trigger list or trigger delete GLOB");
+	t->op = COMMAND_TRIGGER_ADD;
+	t->glob = args[1];
+	t->action = args[2];
+	if (command_pattern_valid(t->glob, err, errlen) == -1)
+		return -1;
+	if (strcmp(t->action, "snapshot") != 0)
+		return text_errf(err, errlen, "trigger add %.*s: unknown action "
+		    "'%.*s': the only one is 'snapshot' (write the flight "
+		    "recorder's windows)", QUOTE_MAX, t->glob, QUOTE_MAX,
+		    t->action);
+	for (i = 3; i < nargs; ) {
+		if ((rc = trigger_option("--after", nargs, args, &i,
+		    &t->after_ns, &seen_after, err, errlen)) == 0)
+			rc = trigger_option("--every", nargs, args, &i,
+			    &t->every_ns, &seen_every, err, errlen);
+		if (rc == -1)
+			return -1;
+		if (rc == 0)
+			return text_errf(err, errlen, "trigger add: unknown "
+			    "option '%.*s': it takes --after DURATION and "
+			    "--every DURATION", QUOTE_MAX, args[i]);
+	}
+	if (t->after_ns > COMMAND_TRIGGER_AFTER_MAX_NS)
+		return text_errf(err, errlen, "trigger add: --after %s is "
+		    "longer than %s, the most: the recorder holds the last "
+		    "moments, not more", command_format_duration(t->after_ns,
+		    a, sizeof(a)), command_format_duration(
+		    COMMAND_TRIGGER_AFTER_MAX_NS, b, sizeof(b)));
+	if (t->every_ns < COMMAND_TRIGGER_EVERY_MIN_NS ||
+	    t->every_ns > COMMAND_TRIGGER_EVERY_MAX_NS)
+		return text_errf(err, errlen, "trigger add: --every %s is out "
+		    "of range: from %s (it bounds how many snapshots an event "
+		    "emitted in a loop writes) to %s",
+		    command_format_duration(t->every_ns, a, sizeof(a)),
+		    command_format_duration(COMMAND_TRIGGER_EVERY_MIN_NS, b,
+		    sizeof(b)), command_format_duration(
+		    COMMAND_TRIGGER_EVERY_MAX_NS, c, sizeof(c)));
 	return 0;
 }

@@ -16,6 +16,7 @@
 #define TRACED_PROTO_COMMAND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* struct command_def.flags */
 #define CMD_F_PRIVILEGED	0x1u	/* changes state: uid 0 or the
@@ -78,10 +79,11 @@ int	command_check_args(const struct command_def *cmd, int nargs,
 /*
  * Check the words a command takes in fixed places (trace-event's
  * on|off|delete and its one-word form 'reset' or 'list', trace-file's
- * on|off|flush|set), so that tracectl refuses a typo before it looks
- * for a daemon, as the daemon would.  args[0..nargs) are the arguments
- * after the name; arity already checked.  Returns 0, or -1 with the
- * reason in 'err' (if not NULL).
+ * on|off|flush|set, the whole of trigger's: command_parse_trigger()),
+ * so that tracectl refuses a typo before it looks for a daemon, as the
+ * daemon would.  args[0..nargs) are the arguments after the name;
+ * arity already checked.  Returns 0, or -1 with the reason in 'err'
+ * (if not NULL).
  */
 int	command_check_words(const struct command_def *cmd, int nargs,
 	    char *const args[], char *err, size_t errlen);
@@ -104,5 +106,50 @@ int	command_parse_onoff(const char *s);
  * nothing about what it matches.
  */
 int	command_pattern_valid(const char *pattern, char *err, size_t errlen);
+
+/*
+ * trigger's durations: --after at most COMMAND_TRIGGER_AFTER_MAX_NS (a
+ * snapshot is of what the recorder still holds, minutes at most);
+ * --every at least COMMAND_TRIGGER_EVERY_MIN_NS, since it is what bounds
+ * the snapshots a client that emits the event in a loop can cause.
+ */
+#define COMMAND_TRIGGER_AFTER_MAX_NS	(600 * UINT64_C(1000000000))
+#define COMMAND_TRIGGER_EVERY_MIN_NS	UINT64_C(1000000000)
+#define COMMAND_TRIGGER_EVERY_MAX_NS	(86400 * UINT64_C(1000000000))
+#define COMMAND_TRIGGER_EVERY_DEFAULT_NS (10 * UINT64_C(1000000000))
+
+/* What a trigger command line says (command_parse_trigger()). */
+enum command_trigger_op {
+	COMMAND_TRIGGER_ADD,
+	COMMAND_TRIGGER_LIST,
+	COMMAND_TRIGGER_DELETE,
+};
+
+struct command_trigger {
+	enum command_trigger_op op;
+	const char	*glob;		/* borrowed from the arguments; NULL
+					   for list */
+	const char	*action;	/* add: "snapshot", the only one */
+	uint64_t	 after_ns;	/* add: 0 unless --after */
+	uint64_t	 every_ns;	/* add: the default unless --every */
+};
+
+/*
+ * Parse the arguments after "trigger": "add GLOB snapshot [--after
+ * DURATION] [--every DURATION]" (each option also as --opt=DURATION),
+ * "list" or "delete GLOB", into *t.  The glob is checked as
+ * command_pattern_valid() does, the durations as text_parse_duration()
+ * and against the bounds above.  Returns 0,
+ * or -1 with the reason and the fix in 'err' (if not NULL).
+ */
+int	command_parse_trigger(int nargs, char *const args[],
+	    struct command_trigger *t, char *err, size_t errlen);
+
+/*
+ * Write duration ns into buf as text_parse_duration() reads it, in
+ * the largest of s, ms and ns that keeps it whole ("10s", "300ms").
+ * Returns buf.
+ */
+const char *command_format_duration(uint64_t ns, char *buf, size_t size);
 
 #endif /* TRACED_PROTO_COMMAND_H */

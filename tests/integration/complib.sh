@@ -65,6 +65,10 @@ complete_setup() {
 	want 'tracectl trace-func fn o' on off
 	want 'tracectl tracer ' graph latency list reset
 	want 'tracectl tracer graph ' on off delete
+	want 'tracectl trigger ' add list delete
+	want 'tracectl trigger add g ' snapshot
+	want 'tracectl trigger add g snapshot --' --after --every
+	want 'tracectl trigger delete '
 	want 'tracectl export --format ' chrome perfetto simpletrace uftrace
 	want 'tracectl export -o fi' fileB
 	want 'tracectl print --r' --raw

@@ -327,6 +327,139 @@ test_command_pattern_valid(void **state)
 	    "event pattern has a non-ASCII byte (0xc3) at offset 3");
 }
 
+/* Split a line of words (space-separated) and parse it as trigger's. */
+static int
+parse_trigger(const char *line, struct command_trigger *t, char *err,
+    size_t errlen)
+{
+	static char	 buf[1024];
+	char		*argv[16], *save = NULL, *w;
+	int		 argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (w = strtok_r(buf, " ", &save); w != NULL && argc < 16;
+	    w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	return command_parse_trigger(argc, argv, t, err, errlen);
+}
+
+static void
+test_command_parse_trigger_forms(void **state)
+{
+	struct command_trigger t;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(parse_trigger("add app:boom snapshot", &t, err,
+	    sizeof(err)), 0);
+	assert_int_equal(t.op, COMMAND_TRIGGER_ADD);
+	assert_string_equal(t.glob, "app:boom");
+	assert_string_equal(t.action, "snapshot");
+	assert_int_equal(t.after_ns, 0);
+	assert_int_equal(t.every_ns, COMMAND_TRIGGER_EVERY_DEFAULT_NS);
+
+	assert_int_equal(parse_trigger("add traced:crash snapshot --after "
+	    "300ms --every=5s", &t, err, sizeof(err)), 0);
+	assert_string_equal(t.glob, "traced:crash");
+	assert_int_equal(t.after_ns, 300000000);
+	assert_int_equal(t.every_ns, UINT64_C(5000000000));
+
+	assert_int_equal(parse_trigger("add x* snapshot --every 1m --after=0",
+	    &t, err, sizeof(err)), 0);
+	assert_int_equal(t.after_ns, 0);
+	assert_int_equal(t.every_ns, UINT64_C(60000000000));
+
+	assert_int_equal(parse_trigger("list", &t, err, sizeof(err)), 0);
+	assert_int_equal(t.op, COMMAND_TRIGGER_LIST);
+	assert_null(t.glob);
+
+	assert_int_equal(parse_trigger("delete app:*", &t, err, sizeof(err)),
+	    0);
+	assert_int_equal(t.op, COMMAND_TRIGGER_DELETE);
+	assert_string_equal(t.glob, "app:*");
+}
+
+static void
+test_command_parse_trigger_errors_say_the_fix(void **state)
+{
+	struct command_trigger t;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse_trigger("add x snapshott", &t, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "trigger add x: unknown action 'snapshott': "
+	    "the only one is 'snapshot' (write the flight recorder's "
+	    "windows)");
+	assert_int_equal(parse_trigger("add x snapshot --after 5x", &t, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "trigger add: --after '5x' is not a "
+	    "duration: a number and a unit, such as 300ms, 2s or 1m");
+	assert_int_equal(parse_trigger("add x snapshot --after", &t, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "trigger add: --after needs a DURATION "
+	    "(300ms, 2s, 1m)");
+	assert_int_equal(parse_trigger("add x snapshot --every 2s --every 3s",
+	    &t, err, sizeof(err)), -1);
+	assert_string_equal(err, "trigger add: --every given twice");
+	assert_int_equal(parse_trigger("add x snapshot --afterr 1s", &t, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "trigger add: unknown option '--afterr': it "
+	    "takes --after DURATION and --every DURATION");
+	assert_int_equal(parse_trigger("add x snapshot 1s", &t, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown option '1s'"));
+	assert_int_equal(parse_trigger("add x snapshot --every 500ms", &t,
+	    err, sizeof(err)), -1);
+	assert_string_equal(err, "trigger add: --every 500ms is out of range: "
+	    "from 1s (it bounds how many snapshots an event emitted in a "
+	    "loop writes) to 86400s");
+	assert_int_equal(parse_trigger("add x snapshot --every 2d", &t, err,
+	    sizeof(err)), -1);
+	assert_int_equal(parse_trigger("add x snapshot --after 11m", &t, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err, "trigger add: --after 660s is longer than "
+	    "600s, the most: the recorder holds the last moments, not more");
+	/* The bounds themselves are in. */
+	assert_int_equal(parse_trigger("add x snapshot --after 10m --every 1s",
+	    &t, err, sizeof(err)), 0);
+	assert_int_equal(parse_trigger("add x snapshot --every 24h", &t, err,
+	    sizeof(err)), 0);
+
+	assert_int_equal(parse_trigger("add x", &t, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "usage: tracectl trigger add GLOB "
+	    "snapshot"));
+	assert_int_equal(parse_trigger("remove x", &t, err, sizeof(err)), -1);
+	assert_int_equal(parse_trigger("list x", &t, err, sizeof(err)), -1);
+	assert_int_equal(parse_trigger("delete", &t, err, sizeof(err)), -1);
+	assert_int_equal(parse_trigger("add \033[2J snapshot", &t, err,
+	    sizeof(err)), -1);
+	assert_string_equal(err,
+	    "event pattern has a control byte (0x1b) at offset 0");
+	assert_int_equal(parse_trigger("delete caf\xc3\xa9", &t, err,
+	    sizeof(err)), -1);
+	/* No error buffer: still refused, nothing written. */
+	assert_int_equal(parse_trigger("add x nothing", &t, NULL, 0), -1);
+}
+
+/* tracectl refuses what the daemon would, before it connects. */
+static void
+test_command_check_words_trigger(void **state)
+{
+	const struct command_def *d = command_table(NULL) + CMD_ID_TRIGGER;
+	char *ok[] = { (char *)"add", (char *)"a:*", (char *)"snapshot",
+		(char *)"--after", (char *)"1s" };
+	char *bad[] = { (char *)"add", (char *)"a:*", (char *)"dump" };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(command_check_words(d, 5, ok, err, sizeof(err)), 0);
+	assert_int_equal(command_check_words(d, 3, bad, err, sizeof(err)),
+	    -1);
+	assert_non_null(strstr(err, "unknown action 'dump'"));
+	assert_true(d->flags & CMD_F_PRIVILEGED);
+}
+
 static void
 test_command_table_sorted_and_sane(void **state)
 {
@@ -711,6 +844,9 @@ main(void)
 		cmocka_unit_test(test_command_check_words),
 		cmocka_unit_test(test_command_parse_onoff),
 		cmocka_unit_test(test_command_pattern_valid),
+		cmocka_unit_test(test_command_parse_trigger_forms),
+		cmocka_unit_test(test_command_parse_trigger_errors_say_the_fix),
+		cmocka_unit_test(test_command_check_words_trigger),
 		cmocka_unit_test(test_command_table_sorted_and_sane),
 		cmocka_unit_test(test_command_every_name_finds_itself),
 		cmocka_unit_test(test_command_privileged_flags),

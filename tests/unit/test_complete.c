@@ -81,7 +81,7 @@ test_complete_command_words(void **state)
 	(void)state;
 	assert_string_equal(complete(""), "completion export help info "
 	    "print snapshot stats top trace-event trace-file trace-func "
-	    "tracer");
+	    "tracer trigger");
 	assert_string_equal(complete("trace-f"), "trace-file trace-func");
 	assert_string_equal(complete("info t"),
 	    "trace trace-events trace-funcs trace-rules tracers");
@@ -119,6 +119,13 @@ test_complete_fixed_words_by_form(void **state)
 	assert_string_equal(complete("trace-event list "), "");
 	assert_string_equal(complete("tracer la"), "latency");
 	assert_string_equal(complete("tracer my-own o"), "on off");
+	/* trigger: a verb, then its own words and options. */
+	assert_string_equal(complete("trigger "), "add list delete");
+	assert_string_equal(complete("trigger add 'app:*' "), "snapshot");
+	assert_string_equal(complete("trigger add x snapshot --"),
+	    "--after --every");
+	assert_string_equal(complete("trigger add x snapshot --after "), "");
+	assert_string_equal(complete("trigger list "), "");
 	assert_string_equal(complete("trace-func x on "), "");
 }
 

@@ -380,7 +380,7 @@ test_index_open_creates_schema(void **state)
 	    INDEX_SCHEMA_VERSION);
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM sqlite_schema "
 	    "WHERE name IN ('runs', 'trace_dirs', 'rules', 'sessions', "
-	    "'threads', 'drops', 'streams', 'events')"), 8);
+	    "'threads', 'drops', 'streams', 'events', 'triggers')"), 9);
 	/* This run is open, with its trace directory. */
 	assert_int_equal(t_query(t->db, "SELECT count(*) FROM runs WHERE "
 	    "stopped_ns IS NULL"), 1);
@@ -656,6 +656,72 @@ test_index_rules_round_trip(void **state)
 	assert_int_equal(t_index_open(), 0);
 	assert_int_equal(t_d.nrules, 1);
 	assert_string_equal(t_d.rules[0].pattern, "virtio_ring");
+}
+
+/* What index_triggers_load() gave, copied. */
+struct t_trig {
+	char		 glob[64];
+	char		 action[16];
+	uint64_t	 after_ns, every_ns;
+};
+
+static struct t_trig t_trigs[8];
+static size_t t_ntrigs;
+
+static void
+t_trig_got(void *arg, const struct index_trigger *it)
+{
+	struct t_trig *tt = &t_trigs[t_ntrigs++];
+
+	(void)arg;
+	assert_true(t_ntrigs <= 8);
+	snprintf(tt->glob, sizeof(tt->glob), "%s", it->glob);
+	snprintf(tt->action, sizeof(tt->action), "%s", it->action);
+	tt->after_ns = it->after_ns;
+	tt->every_ns = it->every_ns;
+}
+
+static void
+test_index_triggers_round_trip(void **state)
+{
+	const struct index_trigger trig[] = {
+		{ "app:boom", "snapshot", 300000000, UINT64_C(10000000000) },
+		{ "traced:crash", "snapshot", 0, UINT64_C(1000000000) },
+		{ "*fail*", "snapshot", UINT64_C(600000000000),
+		    UINT64_C(86400000000000) },
+	};
+	size_t i;
+
+	(void)state;
+	assert_int_equal(t_index_open(), 0);
+	t_ntrigs = 0;
+	assert_int_equal(index_triggers_load(t_trig_got, NULL), 0);
+	assert_int_equal(t_ntrigs, 0);
+	assert_int_equal(index_triggers_save(trig, 3), 0);
+	index_close();
+	t_rules_free();
+
+	/* A restarted daemon has them, in the order they were added. */
+	assert_int_equal(t_index_open(), 0);
+	t_ntrigs = 0;
+	assert_int_equal(index_triggers_load(t_trig_got, NULL), 0);
+	assert_int_equal(t_ntrigs, 3);
+	for (i = 0; i < 3; i++) {
+		assert_string_equal(t_trigs[i].glob, trig[i].glob);
+		assert_string_equal(t_trigs[i].action, "snapshot");
+		assert_int_equal(t_trigs[i].after_ns, trig[i].after_ns);
+		assert_int_equal(t_trigs[i].every_ns, trig[i].every_ns);
+	}
+	/* Fewer replace them all; none leaves none. */
+	assert_int_equal(index_triggers_save(trig + 1, 1), 0);
+	t_ntrigs = 0;
+	assert_int_equal(index_triggers_load(t_trig_got, NULL), 0);
+	assert_int_equal(t_ntrigs, 1);
+	assert_string_equal(t_trigs[0].glob, "traced:crash");
+	assert_int_equal(index_triggers_save(NULL, 0), 0);
+	t_ntrigs = 0;
+	assert_int_equal(index_triggers_load(t_trig_got, NULL), 0);
+	assert_int_equal(t_ntrigs, 0);
 }
 
 static void
@@ -934,6 +1000,7 @@ main(void)
 		T(test_index_session_end_default_is_exited),
 		T(test_index_session_text_is_made_printable),
 		T(test_index_rules_round_trip),
+		T(test_index_triggers_round_trip),
 		T(test_index_rules_imported_once_from_the_old_file),
 		T(test_index_list_filters_newest_first),
 		T(test_index_open_closes_what_a_killed_daemon_left_open),
