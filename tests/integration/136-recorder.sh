@@ -138,6 +138,29 @@ for sig in KILL ABRT; do
 	ok "SIG$sig: the snapshot after its death ends at or past each thread's last tick ($(tr '\n' ';' <"$T/said.$sig"))"
 done
 
+# --- 3b. a crash: the window ends in traced:crash, and a trigger on it ----
+# crasher's second thread ticks 5 times and calls abort(); libtraced's
+# handler leaves traced:crash in its ring before the process dies.
+ctl trigger add traced:crash snapshot >/dev/null || fail "trigger add traced:crash"
+"$HELPERS/crasher" abort >"$T/crasher.out" 2>&1 &
+cpid=$!
+wait $cpid 2>/dev/null && fail "crasher did not die"
+wait_for 10 sh -c "ls -d $TRACES/snapshot-*/crasher-$cpid-* >/dev/null 2>&1" ||
+	fail "the trigger on traced:crash wrote no snapshot: $(ls "$TRACES"; ctl trigger list)"
+tsnap=$(ls -d "$TRACES"/snapshot-*/crasher-$cpid-* | head -n 1)
+out=$(ctl snapshot -o "$T/snap-crash" --session "crasher-$cpid-*") || fail "snapshot: $out"
+for d in "$tsnap" "$T/snap-crash"; do
+	ctl print "$d" >"$T/crash.print" || fail "tracectl print $d"
+	tail -n 1 "$T/crash.print" | grep -q " traced:crash: { signal = 6," ||
+		fail "$d does not end in traced:crash, signal 6: $(tail -n 3 "$T/crash.print")"
+	[ "$(grep -c ' helpers:test_tick: ' "$T/crash.print")" = 5 ] ||
+		fail "$d: not the 5 ticks before the crash: $(cat "$T/crash.print")"
+	bt "$d" | tail -n 1 | grep -q "traced:crash:" || fail "babeltrace2 reads no crash at the end of $d"
+done
+ctl trigger delete traced:crash >/dev/null
+rm -rf "$TRACES"/snapshot-*
+ok "abort(): the trigger's snapshot and one after its death end in traced:crash after its 5 ticks"
+
 # --- 4. run-time size, keep, the uid's bound ------------------------------
 ctl trace-file recorder 2M >/dev/null 2>&1 && fail "a 2M window was taken"
 ctl trace-file recorder 2M 2>&1 | grep -q "at least 4M" || fail "no reason for refusing 2M"
