@@ -9,7 +9,7 @@
  * sets off is that user's, so a hostile client can make no snapshot of
  * anyone else's processes.  A glob is a rule's pattern (proto/rule.h):
  * with a ':' it matches "provider:event", without it the event name;
- * the tracer's own events are "traced:NAME" (traced:lost).
+ * the tracer's own events are "traced:NAME" (traced:lost, traced:crash).
  *
  * DESIGN
  *
