@@ -535,17 +535,19 @@ printf ',\n{"case":"busy machine, 1M events/s","traced_emitted":%s,"traced_lost"
 # ---- the flight recorder's snapshot ------------------------------------------
 
 # snap_runs traced|lttng: "ms bytes" lines, one per snapshot of a full
-# window, 3 of them: traced --recorder 256M, one thread writing 3 rounds
-# (384 MB) through a 256 MiB ring; LTTng a snapshot session whose
-# channel keeps 4 x 64 MiB per CPU in overwrite mode, the same program.
-# Both written while the program still runs, into the page cache.
+# window, 3 of them, then "lost N": 2 paced threads write 4 million
+# 64-byte events a second for SNAP_SECONDS (the window is full after
+# about 1 s) while the snapshots are taken, from the second second on,
+# one after the other, into the page cache; N is what the program lost
+# meanwhile.  traced --recorder 256M; LTTng a snapshot session whose
+# channel keeps 4 x 64 MiB per CPU in overwrite mode.
+SNAP_SECONDS=8
 snap_runs() {
 	case $1 in
 	traced)
 		td_start --recorder 256M
 		"$BIN/tracectl" trace-event bench_ev on >/dev/null
-		TRACED_RING_SIZE=$BIG TRACED_RING_START=$BIG \
-			"$B/bench-traced" loop 1 "$EVENTS" 3 >/dev/null
+		"$B/bench-traced" rate 2 4000000 $SNAP_SECONDS >"$T/snap.out" &
 		;;
 	lttng)
 		rm -rf "$T/lt"
@@ -554,13 +556,14 @@ snap_runs() {
 			--num-subbuf=4 --overwrite ch >/dev/null
 		lttng enable-event -u -s snap -c ch 'bench:ev' >/dev/null
 		lttng start snap >/dev/null
-		LTTNG_UST_REGISTER_TIMEOUT=-1 "$B/bench-lttng" loop 1 \
-			"$EVENTS" 3 >/dev/null
+		LTTNG_UST_REGISTER_TIMEOUT=-1 "$B/bench-lttng" rate 2 4000000 \
+			$SNAP_SECONDS >"$T/snap.out" &
 		;;
 	esac
+	prog=$!
+	sleep 2
 	for k in 1 2 3; do
 		rm -rf "$T/snap"
-		sync
 		t0=$(date +%s%N)
 		if [ "$1" = traced ]; then
 			"$BIN/tracectl" snapshot -o "$T/snap" >/dev/null
@@ -570,20 +573,40 @@ snap_runs() {
 		t1=$(date +%s%N)
 		echo "$(((t1 - t0) / 1000000)) $(du -sb "$T/snap" | cut -f1)"
 	done
+	wait $prog
 	rm -rf "$T/snap"
-	if [ "$1" = traced ]; then td_stop; else lttng destroy snap >/dev/null; fi
+	if [ "$1" = traced ]; then
+		"$BIN/tracectl" --json info trace >"$T/info.json"
+		td_stop
+		lost=$(grep -o '"type":"window"[^}]*"lost":[0-9]*' "$T/info.json" |
+			sed 's/.*"lost"://' | awk '{ n += $1 } END { print n + 0 }')
+	else
+		lost=$(lttng list snap -c ch 2>/dev/null |
+			sed -n 's/.*[Dd]iscarded events: *\([0-9]*\).*/\1/p' |
+			awk '{ n += $1; seen = 1 }
+				END { if (!seen || n > 1e15) print "?"; else print n }')
+		lttng destroy snap >/dev/null
+	fi
+	echo "lost $lost $(cat "$T/snap.out")"
 }
 
 say "  snapshot of a full 256 MiB window"
-snap_t=$(snap_runs traced | sort -n | sed -n 2p)
-snap_l=$(snap_runs lttng | sort -n | sed -n 2p)
+snap_runs traced >"$T/snap.traced"
+snap_runs lttng >"$T/snap.lttng"
+snap_t=$(grep -v '^lost' "$T/snap.traced" | sort -n | sed -n 2p)
+snap_l=$(grep -v '^lost' "$T/snap.lttng" | sort -n | sed -n 2p)
 {
 	echo
-	echo "snapshot of a full window, written while the program runs (median of 3; traced --recorder 256M, LTTng 4 x 64 MiB per CPU in overwrite mode; the page cache takes $pc_mbs MB/s):"
+	echo "snapshot of a full window while 2 paced threads write 4,000,000 events/s (median of 3 taken one after the other; traced --recorder 256M, LTTng 4 x 64 MiB per CPU in overwrite mode; the page cache takes $pc_mbs MB/s):"
 	for l in "traced $snap_t" "lttng $snap_l"; do
 		echo "$l" | awk '{ printf "  %-7s %6d ms  %5d MB  %6.0f MB/s\n", $1, $2, $3 / 1e6, ($2 > 0 ? $3 / 1e3 / $2 : 0) }'
 	done
 	echo "$snap_t $snap_l" | awk '$1 > 0 && $3 > 0 { printf "  ratio traced/LTTng time %.2f, per byte %.2f\n", $1 / $3, ($1 / $2) / ($3 / $4) }'
+	printf '  lost by the program meanwhile: traced %s (%s), LTTng %s (%s)\n' \
+	    "$(sed -n 's/^lost \([^ ]*\).*/\1/p' "$T/snap.traced")" \
+	    "$(sed -n 's/^lost [^ ]* //p' "$T/snap.traced")" \
+	    "$(sed -n 's/^lost \([^ ]*\).*/\1/p' "$T/snap.lttng")" \
+	    "$(sed -n 's/^lost [^ ]* //p' "$T/snap.lttng")"
 } >> "$RES"
 printf ',\n{"case":"snapshot of a full window","traced_ms":%s,"traced_bytes":%s,"lttng_ms":%s,"lttng_bytes":%s}' \
 	$(echo "$snap_t" | cut -d' ' -f1,2 | tr ' ' '\n') \
