@@ -162,7 +162,9 @@ bench: deps
 # process's own rules (a call waiting for the daemon's ack), no daemon,
 # overflowing rings, thread churn, client crashes, daemon restarts,
 # function tracing (121: sites patched while threads run, 122: a tracer
-# removed while another thread is in its callback).  Not fork (045):
+# removed while another thread is in its callback), the flight
+# recorder (136: windows filled by the writers while snapshots are
+# taken on the loop and written on their thread).  Not fork (045):
 # TSan cannot follow a multi-threaded process into a fork()ed child
 # that starts threads.  The 1 ms bound on a trace call
 # (091) is the plain and ASan builds' to check: TSan instruments every
@@ -173,7 +175,7 @@ TSAN_INTEG := $(addprefix tests/integration/,030-trace-event-live.sh \
 	035-process-rules.sh 040-no-daemon.sh 060-loss-invariant.sh \
 	061-thread-churn.sh 062-ring-growth.sh 090-client-crash.sh \
 	091-daemon-restart.sh 121-functrace-toggle.sh \
-	122-functrace-tracers.sh)
+	122-functrace-tracers.sh 136-recorder.sh)
 
 check-tsan: deps
 	$(Q)$(MAKE) --no-print-directory SANITIZE=thread check-tsan-run
