@@ -347,7 +347,7 @@ session_make_dir(struct session *s)
 {
 	char name[64], path[PATH_MAX], top[PATH_MAX];
 	struct stat st;
-	int i, fd, root;
+	int i, fd;
 	/*
 	 * A session records (flight recorder) or writes from its first
 	 * directory on: a recording one keeps its metadata and function
@@ -357,7 +357,6 @@ session_make_dir(struct session *s)
 	int recording = s->dirfd == -1 ? recorder_size() > 0 &&
 	    recorder_dirfd() != -1 : s->feed.rec != NULL;
 
-	root = recording ? recorder_dirfd() : outdir_fd();
 	snprintf(top, sizeof(top), "%s%s", recording ? cfg.state_dir :
 	    outdir_path(), recording ? "/recorder" : "");
 	sanitize_name(name, sizeof(name), s->comm);
@@ -368,7 +367,10 @@ session_make_dir(struct session *s)
 		else
 			snprintf(path, sizeof(path), "%s-%d-%u.%d", name,
 			    (int)s->pid, s->id, i);
-		if (mkdirat(root, path, 0750) == 0)
+		/* The trace directory's descriptor changes when it is
+		 * made again (outdir_check()): asked each time. */
+		if (mkdirat(recording ? recorder_dirfd() : outdir_fd(), path,
+		    0750) == 0)
 			break;
 		if (!recording && errno == ENOENT && outdir_check() == 1)
 			continue;	/* made again: try there */
@@ -379,8 +381,8 @@ session_make_dir(struct session *s)
 	}
 	if (i == 1000)
 		return -1;
-	fd = openat(root, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
+	fd = openat(recording ? recorder_dirfd() : outdir_fd(), path,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1 || fstat(fd, &st) == -1 || st.st_uid != geteuid()) {
 		log_warn("session %u: open %s/%s", s->id, top, path);
 		if (fd != -1)

@@ -96,6 +96,14 @@ bt "$T/snap1" 2>&1 >/dev/null | grep -q "discarded [0-9]* packets" ||
 	fail "babeltrace2 does not report what came before the window"
 ok "$bytes bytes of streams (${SIZE_MB} MiB window), babeltrace2 reads all $n events"
 
+# Every reader takes it: the exports too.
+ctl export --format chrome -o "$T/snap1.json" "$T/snap1" || fail "export chrome of a snapshot"
+n=$(jq '[.traceEvents[] | select((.ph == "i" or .ph == "X") and (.name | startswith("test_")))] | length' "$T/snap1.json")
+[ "$n" = "$events" ] || fail "the Chrome export has $n events, the snapshot $events"
+ctl export --format perfetto -o "$T/snap1.pftrace" "$T/snap1" && [ -s "$T/snap1.pftrace" ] ||
+	fail "export perfetto of a snapshot"
+ok "tracectl export reads it: $n events in the Chrome export"
+
 ctl info snapshots | grep -q "tracectl.*$T/snap1" || fail "info snapshots: $(ctl info snapshots)"
 ctl --json info snapshots | jq -e ".items[] | select(.dir == \"$T/snap1\" and .events == $events)" >/dev/null ||
 	fail "info snapshots --json: $(ctl --json info snapshots)"
