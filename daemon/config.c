@@ -391,7 +391,8 @@ config_set_limit(struct config *c, int l, const char *value, char *err,
 		    STREAM_PART_MIN >> 20);
 		return -1;
 	}
-	if (l == LIMIT_RECORDER && v != 0 && v < RECORDER_MIN) {
+	if ((l == LIMIT_RECORDER || l == LIMIT_RECORDER_BYTES) && v != 0 &&
+	    v < RECORDER_MIN) {
 		text_errf(err, errsize, "%s is too small: a window holds at "
 		    "least %uM (or 0: off)", value, RECORDER_MIN >> 20);
 		return -1;

@@ -191,7 +191,9 @@ static const char *const migrations[] = {
 	"  reason TEXT NOT NULL,"
 	"  sessions INTEGER NOT NULL,"
 	"  events INTEGER NOT NULL,"
-	"  bytes INTEGER NOT NULL);"
+	"  bytes INTEGER NOT NULL,"
+	"  uid INTEGER);"		/* whose, charged to its quota; NULL:
+					   every user's (tracectl snapshot) */
 	"PRAGMA user_version = 4;",
 	/* 4 -> 5: the snapshot triggers (trigger.c), in the order added */
 	"CREATE TABLE triggers ("
@@ -1366,8 +1368,10 @@ index_ended_dirs(void (*cb)(void *, uid_t, const char *), void *arg)
 	long n = 0;
 	int rc;
 
+	/* A user's snapshots (a trigger's) count as its traces. */
 	if (ix_db() == NULL || sqlite3_prepare_v2(ix.db, "SELECT uid, dir "
-	    "FROM sessions WHERE ended_ns IS NOT NULL AND dir IS NOT NULL",
+	    "FROM sessions WHERE ended_ns IS NOT NULL AND dir IS NOT NULL "
+	    "UNION ALL SELECT uid, dir FROM snapshots WHERE uid IS NOT NULL",
 	    -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1734,8 +1738,8 @@ index_snapshot_put(const struct index_snapshot *s)
 	if (ix_db() == NULL || index_begin() == -1)
 		return 0;
 	if (sqlite3_prepare_v2(ix.db, "INSERT INTO snapshots (time_ns, dir, "
-	    "reason, sessions, events, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-	    -1, &st, NULL) != SQLITE_OK) {
+	    "reason, sessions, events, bytes, uid) VALUES (?1, ?2, ?3, ?4, "
+	    "?5, ?6, ?7)", -1, &st, NULL) != SQLITE_OK) {
 		index_failed("recording a snapshot");
 		return 0;
 	}
@@ -1745,6 +1749,10 @@ index_snapshot_put(const struct index_snapshot *s)
 	sqlite3_bind_int64(st, 4, s->sessions);
 	bind_u64(st, 5, s->events);
 	bind_u64(st, 6, s->bytes);
+	if (s->has_uid)
+		sqlite3_bind_int64(st, 7, s->uid);
+	else
+		sqlite3_bind_null(st, 7);
 	if (step_done(st) == -1)
 		index_failed("recording a snapshot");
 	else

@@ -141,6 +141,8 @@ struct index_snapshot {
 	unsigned	 sessions;
 	uint64_t	 events;
 	uint64_t	 bytes;
+	int		 has_uid;	/* one user's (a trigger's) ... */
+	uid_t		 uid;		/* ... this one, charged to its quota */
 };
 
 uint64_t index_snapshot_put(const struct index_snapshot *s);

@@ -356,7 +356,17 @@ session_make_dir(struct session *s)
 	 */
 	int recording = s->dirfd == -1 ? recorder_size() > 0 &&
 	    recorder_dirfd() != -1 : s->feed.rec != NULL;
+	struct rwindow *w = NULL;
 
+	/* Its window first: without one, it is written as any session. */
+	if (recording && s->feed.rec == NULL &&
+	    (w = recorder_window_new(s->id, s->uid, s->pid, s->comm,
+	    s->clock)) == NULL) {
+		log_warnx("session %u: no window in the flight recorder (out "
+		    "of memory): it is written to the trace directory",
+		    s->id);
+		recording = 0;
+	}
 	snprintf(top, sizeof(top), "%s%s", recording ? cfg.state_dir :
 	    outdir_path(), recording ? "/recorder" : "");
 	sanitize_name(name, sizeof(name), s->comm);
@@ -376,23 +386,28 @@ session_make_dir(struct session *s)
 			continue;	/* made again: try there */
 		if (errno != EEXIST) {
 			log_warn("session %u: mkdir %s/%s", s->id, top, path);
+			recorder_window_end(w);
 			return -1;
 		}
 	}
-	if (i == 1000)
+	if (i == 1000) {
+		recorder_window_end(w);
 		return -1;
+	}
 	fd = openat(recording ? recorder_dirfd() : outdir_fd(), path,
 	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1 || fstat(fd, &st) == -1 || st.st_uid != geteuid()) {
 		log_warn("session %u: open %s/%s", s->id, top, path);
 		if (fd != -1)
 			close(fd);
+		recorder_window_end(w);
 		return -1;
 	}
 	free(s->dir);
 	if (asprintf(&s->dir, "%s/%s", top, path) == -1) {
 		s->dir = NULL;
 		close(fd);
+		recorder_window_end(w);
 		return -1;
 	}
 	if (s->dirfd != -1) {
@@ -404,13 +419,8 @@ session_make_dir(struct session *s)
 	s->dirfd = fd;
 	if (s->feed.rec != NULL)
 		recorder_window_dir(s->feed.rec, fd, path);
-	else if (recording) {
-		struct rwindow *w = recorder_window_new(s->id, s->uid, s->pid,
-		    s->comm, path, fd, s->clock);
-
-		if (w == NULL)
-			log_warnx("session %u: no window in the recorder: "
-			    "its events are not kept", s->id);
+	else if (w != NULL) {
+		recorder_window_dir(w, fd, path);
 		/* Before its first ring is added (pipeline.h). */
 		__atomic_store_n(&s->feed.rec, w, __ATOMIC_RELEASE);
 	}

@@ -53,6 +53,7 @@
 #include "intake.h"
 #include "log.h"
 #include "pdesc.h"
+#include "quota.h"
 #include "recorder.h"
 #include "session.h"
 #include "text.h"
@@ -467,8 +468,12 @@ record_snapshot(const struct snapshot_result *res)
 	struct index_snapshot row = {
 		.time = res->time, .dir = res->dir, .reason = res->reason,
 		.sessions = res->sessions, .events = res->events,
-		.bytes = res->bytes,
+		.bytes = res->bytes, .has_uid = !res->any_uid,
+		.uid = res->uid,
 	};
 
+	/* One user's snapshot is that user's traces: its quota. */
+	if (!res->any_uid)
+		quota_written(res->uid, res->bytes);
 	return index_snapshot_put(&row);
 }

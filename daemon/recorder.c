@@ -84,7 +84,10 @@
 #define PKT_CLASSES		(PKT_CLASS_SMALL + 17)
 #define PKT_FREE_MAX		(16u << 20)	/* kept for reuse, at most */
 #define RECORDER_TICK_MS	1000		/* ended windows expire */
-#define SNAP_IOV_MAX		512
+#define SNAPS_OUT_MAX		4		/* snapshots asked for, not written */
+/* Packets per writev() of a snapshot: two parts each, and an empty
+ * packet before and after, within IOV_MAX (1024). */
+#define SNAP_IOV_MAX		510
 
 /* A packet kept: its header and records, as the drain made them. */
 struct rpkt {
@@ -98,6 +101,7 @@ struct rpkt {
 	uint64_t	 discarded;	/* its LOST records' counts */
 	uint64_t	 ts_first;
 	uint64_t	 ts_last;
+	uint64_t	 seq;		/* its window's count when kept */
 	uint8_t		 data[];
 };
 TAILQ_HEAD(rpkt_list, rpkt);
@@ -114,7 +118,8 @@ struct rbook {
 					   them (ring full, ...) */
 	uint64_t	 unrecorded;	/* of those, told by no packet (the
 					   ring's END) */
-	uint64_t	 bytes;		/* of a stream: its packets held */
+	uint64_t	 bytes;		/* of a stream: its packets' memory */
+	uint64_t	 held;		/* packets held in the window */
 	uint64_t	 skipped;	/* a snapshot's copy: events older
 					   than its --last (and, of a
 					   stream, their LOST counts) */
@@ -134,6 +139,7 @@ struct rwindow {
 	struct rpkt_list pkts;
 	uint64_t	 bytes;		/* charged: its packets' classes */
 	uint64_t	 npkts;
+	uint64_t	 seq;		/* packets taken in, ever */
 	uint32_t	 nlive;		/* streams with packets held */
 	uint32_t	 session;
 	uid_t		 uid;
@@ -147,8 +153,12 @@ struct rwindow {
 	uint64_t	 overwritten;	/* totals, every thread */
 	uint64_t	 lost;
 	uint64_t	 kept;		/* events taken in, ever */
+	uint64_t	 size;		/* its bound: the recorder size when
+					   it was made */
 	struct rtable	 threads;
 	struct rtable	 streams;
+	struct rbook	 gone_threads;	/* books pruned (books_prune()) */
+	struct rbook	 gone_streams;
 };
 TAILQ_HEAD(rwindow_list, rwindow);
 
@@ -171,6 +181,7 @@ struct snapwin {
 	struct rpkt	**pk;		/* referenced, oldest first */
 	size_t		 npk;
 	struct rbook	*threads;	/* copies, at the snapshot's point */
+	struct rbook	 gone_threads;	/* and those pruned, together */
 	uint32_t	 nthreads;
 	struct rbook	*streams;
 	uint32_t	 nstreams;
@@ -180,7 +191,10 @@ struct snapjob {
 	STAILQ_ENTRY(snapjob) entry;
 	int		 rmdir;		/* a window's directory to remove */
 	char		*path;		/* the snapshot directory */
+	char		*shown;		/* ... as people see it (absolute) */
 	int		 parentfd;	/* -1: path is absolute */
+	int		 any_uid;	/* as asked (snapshot_req) */
+	uid_t		 uid;
 	char		*reason;
 	uint64_t	 time;		/* ns, CLOCK_REALTIME */
 	struct snapwin	*w;
@@ -213,6 +227,7 @@ static struct {
 	struct snapjob_list todo;
 	struct snapjob_list done;
 	unsigned	 out;		/* jobs not back yet */
+	unsigned	 snaps_out;	/* of them, snapshots */
 	int		 stop;
 	int		 started;
 	pthread_t	 th;
@@ -334,12 +349,32 @@ put64(uint8_t *p, uint64_t v)
 
 /* ---- books --------------------------------------------------------------- */
 
-/* The book of 'key' in t, made if new; NULL only when out of memory. */
+static uint32_t
+book_slot(const struct rtable *t, uint64_t key)
+{
+	uint32_t mask = t->cap - 1;
+	uint32_t i = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & mask;
+
+	while (t->v[i].used && t->v[i].key != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/*
+ * The book of 'key' in t, made if new; NULL only when out of memory.
+ * The table grows only to take a new key: a pointer to a book stays
+ * good until a book is made (or the table pruned: books_prune()).
+ */
 static struct rbook *
 book_get(struct rtable *t, uint64_t key)
 {
-	uint32_t i, mask;
+	uint32_t i;
 
+	if (t->cap > 0) {
+		i = book_slot(t, key);
+		if (t->v[i].used)
+			return &t->v[i];
+	}
 	if (t->n * 2 >= t->cap) {
 		uint32_t cap = t->cap == 0 ? 16 : t->cap * 2, k;
 		struct rbook *v = calloc(cap, sizeof(*v));
@@ -359,16 +394,63 @@ book_get(struct rtable *t, uint64_t key)
 		t->v = v;
 		t->cap = cap;
 	}
-	mask = t->cap - 1;
-	i = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 32) & mask;
-	while (t->v[i].used && t->v[i].key != key)
-		i = (i + 1) & mask;
-	if (!t->v[i].used) {
-		t->v[i].used = 1;
-		t->v[i].key = key;
-		t->n++;
-	}
+	i = book_slot(t, key);
+	t->v[i].used = 1;
+	t->v[i].key = key;
+	t->n++;
 	return &t->v[i];
+}
+
+/*
+ * Keep at most about BOOKS_KEEP books in t: past twice that, the books
+ * of threads or streams with no packet left in the window are folded
+ * into *gone (whose key is their number) and t is made again.  A
+ * program that starts thread after thread keeps its window's books
+ * bounded; a snapshot says the folded ones together.
+ */
+#define BOOKS_KEEP	4096
+static void
+books_prune(struct rtable *t, struct rbook *gone)
+{
+	struct rtable n = { NULL, 0, 0 };
+	uint32_t k, cap = 16, i;
+
+	if (t->n < 2 * BOOKS_KEEP)
+		return;
+	for (k = 0; k < t->cap; k++)
+		cap += t->v[k].used && t->v[k].held > 0;
+	while (cap & (cap - 1))
+		cap &= cap - 1;
+	n.cap = cap * 4;
+	if ((n.v = calloc(n.cap, sizeof(*n.v))) == NULL)
+		return;
+	for (k = 0; k < t->cap; k++) {
+		struct rbook *b = &t->v[k];
+
+		if (!b->used)
+			continue;
+		if (b->held > 0) {
+			i = book_slot(&n, b->key);
+			n.v[i] = *b;
+			n.n++;
+			continue;
+		}
+		gone->key++;
+		gone->overwritten += b->overwritten;
+		gone->lost += b->lost;
+		gone->gone_discarded += b->gone_discarded;
+		gone->gone_packets += b->gone_packets;
+	}
+	free(t->v);
+	*t = n;
+}
+
+static int
+book_cmp(const void *a, const void *b)
+{
+	const struct rbook *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 /* The used books of t, copied (the caller frees them); NULL if none. */
@@ -385,18 +467,17 @@ book_copy(const struct rtable *t, uint32_t *n)
 		if (t->v[i].used)
 			v[k++] = t->v[i];
 	*n = k;
+	qsort(v, k, sizeof(*v), book_cmp);
 	return v;
 }
 
+/* The book of 'key' in a copy (book_copy(): sorted), or NULL. */
 static struct rbook *
 book_find(struct rbook *v, uint32_t n, uint64_t key)
 {
-	uint32_t i;
+	struct rbook k = { .key = key };
 
-	for (i = 0; i < n; i++)
-		if (v[i].key == key)
-			return &v[i];
-	return NULL;
+	return n == 0 ? NULL : bsearch(&k, v, n, sizeof(*v), book_cmp);
 }
 
 static struct ruid *
@@ -462,12 +543,15 @@ window_evict_locked(struct rwindow *w, struct ruid *u)
 	if (u != NULL)
 		u->bytes -= n;
 	w->overwritten += p->events;
-	if ((b = book_get(&w->threads, (uint64_t)p->tid)) != NULL)
+	if ((b = book_get(&w->threads, (uint64_t)p->tid)) != NULL) {
 		b->overwritten += p->events;
+		b->held -= b->held > 0;
+	}
 	if ((b = book_get(&w->streams, p->instance)) != NULL) {
 		b->overwritten += p->events;
 		b->gone_discarded += p->discarded;
 		b->gone_packets++;
+		b->held -= b->held > 0;
 		if (b->bytes > 0) {
 			b->bytes -= b->bytes >= n ? n : b->bytes;
 			w->nlive -= b->bytes == 0;
@@ -477,27 +561,45 @@ window_evict_locked(struct rwindow *w, struct ruid *u)
 }
 
 /*
- * Make room for n more bytes in w, under its size and its uid's bound:
- * the uid's oldest ended windows give up their packets first, then w.
- * Returns 0, or -1 when w holds nothing and there is still no room.
+ * The window of w's uid to give up a packet for w under the uid's
+ * bound: its oldest ended window that holds any, else its live window
+ * that holds the most (w itself, if none holds more): a new program
+ * of a user whose long-running ones fill the bound still gets its
+ * share.  NULL if none holds anything.
+ */
+static struct rwindow *
+window_donor_locked(struct rwindow *w)
+{
+	struct rwindow *o, *big = NULL;
+
+	TAILQ_FOREACH(o, &rec.windows, entry) {
+		if (o->uid != w->uid || TAILQ_EMPTY(&o->pkts))
+			continue;
+		if (o->ended)
+			return o;
+		if (big == NULL || o->bytes > big->bytes ||
+		    (o == w && o->bytes == big->bytes))
+			big = o;
+	}
+	return big;
+}
+
+/*
+ * Make room for n more bytes in w, under its size and its uid's bound
+ * (window_donor_locked()).  Returns 0, or -1 when there is no room
+ * (w's size or the uid's bound is smaller than the packet).
  */
 static int
 window_room_locked(struct rwindow *w, struct ruid *u, size_t n)
 {
 	struct rwindow *o;
 
-	while (w->bytes + n > rec.size && !TAILQ_EMPTY(&w->pkts))
+	while (w->bytes + n > w->size && !TAILQ_EMPTY(&w->pkts))
 		window_evict_locked(w, u);
-	if (w->bytes + n > rec.size)
+	if (w->bytes + n > w->size)
 		return -1;
 	while (u->bytes + n > rec.per_uid) {
-		TAILQ_FOREACH(o, &rec.windows, entry)
-			if (o->ended && o->uid == w->uid &&
-			    !TAILQ_EMPTY(&o->pkts))
-				break;
-		if (o == NULL)
-			o = w;
-		if (TAILQ_EMPTY(&o->pkts))
+		if ((o = window_donor_locked(w)) == NULL)
 			return -1;
 		window_evict_locked(o, u);
 	}
@@ -514,7 +616,7 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 	struct rbook *b;
 	struct ruid *u;
 	struct rpkt *p;
-	int i;
+	int i, room;
 
 	for (i = 0; i < TRACED_DROP_PRODUCER_NCAUSES; i++)
 		lost += c->lost[i];
@@ -537,13 +639,19 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 	}
 
 	pthread_mutex_lock(&rec.lock);
+	books_prune(&w->threads, &w->gone_threads);
+	books_prune(&w->streams, &w->gone_streams);
 	w->kept += c->events;
 	w->lost += lost;
-	if ((b = book_get(&w->threads, (uint64_t)c->tid)) != NULL)
-		b->lost += lost;
 	u = uid_get_locked(w->uid);
-	if (p == NULL || u == NULL ||
-	    window_room_locked(w, u, pkt_class_bytes(cls)) == -1) {
+	room = p != NULL && u != NULL &&
+	    window_room_locked(w, u, pkt_class_bytes(cls)) == 0;
+	/* After the room is made: evictions may have made books. */
+	if ((b = book_get(&w->threads, (uint64_t)c->tid)) != NULL) {
+		b->lost += lost;
+		b->held += room;
+	}
+	if (!room) {
 		/* No room at all: as if pushed out at once. */
 		w->overwritten += c->events;
 		if (b != NULL)
@@ -556,6 +664,7 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 		if (p != NULL)
 			pkt_unref_locked(p);
 	} else {
+		p->seq = w->seq++;
 		TAILQ_INSERT_TAIL(&w->pkts, p, entry);
 		w->npkts++;
 		w->bytes += pkt_class_bytes(cls);
@@ -563,6 +672,7 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 		if ((b = book_get(&w->streams, r->instance)) != NULL) {
 			w->nlive += b->bytes == 0;
 			b->bytes += pkt_class_bytes(cls);
+			b->held++;
 		}
 	}
 	pthread_mutex_unlock(&rec.lock);
@@ -608,8 +718,8 @@ recorder_write(const struct consumer *self, struct pring *r,
 	if (w == NULL)
 		return;
 	STAILQ_FOREACH(c, list, entry) {
-		if (c->kind == CHUNK_DATA && c->len > 0 && c->events +
-		    c->lost_records > 0)
+		/* Whatever it holds: events, LOST records, a crash. */
+		if (c->kind == CHUNK_DATA && c->len > 0)
 			window_keep(w, r, c);
 		else if (c->kind == CHUNK_END && c->how != END_INVALID)
 			window_end_ring(w, r, c);
@@ -623,26 +733,24 @@ const struct consumer recorder_consumer = {
 
 /* ---- windows (loop thread) ----------------------------------------------- */
 
+/* A session's window, of the recorder's size now; its directory comes
+ * with recorder_window_dir().  NULL: off, or out of memory. */
 struct rwindow *
 recorder_window_new(uint32_t session, uid_t uid, pid_t pid, const char *comm,
-    const char *name, int dirfd, int clock)
+    int clock)
 {
 	struct rwindow *w;
 
 	if (rec.size == 0 || (w = calloc(1, sizeof(*w))) == NULL)
 		return NULL;
-	if ((w->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) == -1) {
-		log_warn("recorder: session %u: its directory", session);
-		free(w);
-		return NULL;
-	}
+	w->size = rec.size;
+	w->dirfd = -1;
 	TAILQ_INIT(&w->pkts);
 	w->session = session;
 	w->uid = uid;
 	w->pid = pid;
 	w->clock = clock;
 	snprintf(w->comm, sizeof(w->comm), "%s", comm);
-	snprintf(w->name, sizeof(w->name), "%s", name);
 	pthread_mutex_lock(&rec.lock);
 	TAILQ_INSERT_TAIL(&rec.windows, w, entry);
 	pthread_mutex_unlock(&rec.lock);
@@ -657,7 +765,8 @@ recorder_window_dir(struct rwindow *w, int dirfd, const char *name)
 
 	if (fd == -1)
 		return;
-	close(w->dirfd);
+	if (w->dirfd != -1)
+		close(w->dirfd);
 	w->dirfd = fd;
 	snprintf(w->name, sizeof(w->name), "%s", name);
 }
@@ -722,14 +831,16 @@ window_free_locked(struct rwindow *w, struct snapjob_list *rm)
 		u->ended--;
 	TAILQ_REMOVE(&rec.windows, w, entry);
 	/* Its directory (metadata, functions) goes too, off the loop. */
-	if (rm != NULL && (j = calloc(1, sizeof(*j))) != NULL &&
+	if (rm != NULL && w->name[0] != '\0' &&
+	    (j = calloc(1, sizeof(*j))) != NULL &&
 	    (j->path = strdup(w->name)) != NULL) {
 		j->rmdir = 1;
 		j->parentfd = -1;
 		STAILQ_INSERT_TAIL(rm, j, entry);
 	} else
 		free(j);
-	close(w->dirfd);
+	if (w->dirfd != -1)
+		close(w->dirfd);
 	free(w->threads.v);
 	free(w->streams.v);
 	free(w);
@@ -804,7 +915,9 @@ window_take_locked(struct rwindow *w, const struct snapshot_req *q,
 	sw->ended = w->ended;
 	memcpy(sw->comm, w->comm, sizeof(sw->comm));
 	memcpy(sw->name, w->name, sizeof(sw->name));
-	sw->dirfd = fcntl(w->dirfd, F_DUPFD_CLOEXEC, 3);
+	sw->gone_threads = w->gone_threads;
+	sw->dirfd = w->dirfd == -1 ? -1 :
+	    fcntl(w->dirfd, F_DUPFD_CLOEXEC, 3);
 	return 0;
 }
 
@@ -829,6 +942,7 @@ snapjob_free(struct snapjob *j)
 		close(j->parentfd);
 	free(j->w);
 	free(j->path);
+	free(j->shown);
 	free(j->reason);
 	free(j);
 }
@@ -839,6 +953,7 @@ snap_submit(struct snapjob *j)
 	pthread_mutex_lock(&rec.lock);
 	STAILQ_INSERT_TAIL(&rec.todo, j, entry);
 	rec.out++;
+	rec.snaps_out += !j->rmdir;
 	pthread_cond_signal(&rec.cond);
 	pthread_mutex_unlock(&rec.lock);
 }
@@ -857,16 +972,26 @@ recorder_snapshot(const struct snapshot_req *q, char *err, size_t errsize)
 		snprintf(err, errsize, "the recorder is not running");
 		return -1;
 	}
+	/* Each holds every packet of its windows until written. */
+	if (rec.snaps_out >= SNAPS_OUT_MAX) {
+		snprintf(err, errsize, "%u snapshots are being written "
+		    "already: try again when one is done (tracectl info "
+		    "snapshots lists them)", rec.snaps_out);
+		return -1;
+	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		goto nomem;
 	j->parentfd = -1;
+	j->any_uid = q->any_uid;
+	j->uid = q->uid;
 	j->done = q->done;
 	j->arg = q->arg;
 	j->time = now_ns(CLOCK_REALTIME);
 	if ((j->reason = strdup(q->reason != NULL ? q->reason : "")) == NULL)
 		goto nomem;
 	if (q->dir != NULL) {
-		if ((j->path = strdup(q->dir)) == NULL)
+		if ((j->path = strdup(q->dir)) == NULL ||
+		    (j->shown = strdup(q->dir)) == NULL)
 			goto nomem;
 	} else {
 		if (outdir_fd() == -1) {
@@ -879,10 +1004,15 @@ recorder_snapshot(const struct snapshot_req *q, char *err, size_t errsize)
 		t = (time_t)(j->time / 1000000000u);
 		localtime_r(&t, &tm);
 		strftime(name, sizeof(name), "snapshot-%Y%m%d-%H%M%S", &tm);
+		/* Where it goes, and its name for people, now: a
+		 * trace-file set meanwhile moves neither. */
 		if ((j->path = strdup(name)) == NULL ||
+		    asprintf(&j->shown, "%s/%s", outdir_path(), name) == -1 ||
 		    (j->parentfd = fcntl(outdir_fd(), F_DUPFD_CLOEXEC, 3)) ==
-		    -1)
+		    -1) {
+			j->shown = NULL;
 			goto nomem;
+		}
 	}
 
 	pthread_mutex_lock(&rec.lock);
@@ -1120,22 +1250,23 @@ struct snapthread {
 };
 
 /*
- * Write one stream: the packets of sw->pk[] of 'instance', oldest
+ * Write one stream: pk[0, npk), the packets of one stream oldest
  * first, renumbered from 0, their discards going on from what the
  * window pushed out or lost before them.  0, or an errno.
  */
 static int
 snap_stream(struct snapjob *j, struct snapwin *sw, int sdir,
-    const uint8_t uuid[16], uint64_t instance, size_t from)
+    const uint8_t uuid[16], struct rpkt **pk, size_t npk)
 {
 	uint8_t (*hdrs)[CTF_PACKET_HDR_SIZE];
 	uint8_t first[CTF_PACKET_HDR_SIZE], last[CTF_PACKET_HDR_SIZE];
 	struct iovec iov[2 * SNAP_IOV_MAX + 2];
+	uint64_t instance = pk[0]->instance;
 	const struct rbook *b = book_find(sw->streams, sw->nstreams, instance);
 	uint64_t seq = 0, disc, end_ts = 0;
 	char fname[64];
 	size_t i;
-	pid_t tid = sw->pk[from]->tid;
+	pid_t tid = pk[0]->tid;
 	int fd = -1, k = 0, h = 0, err = 0, n;
 
 	hdrs = malloc(SNAP_IOV_MAX * sizeof(*hdrs));
@@ -1167,18 +1298,16 @@ snap_stream(struct snapjob *j, struct snapwin *sw, int sdir,
 	 */
 	disc = b != NULL ? b->gone_discarded : 0;
 	if (b != NULL && (b->gone_packets > 0 || disc > 0)) {
-		empty_packet(first, uuid, instance, tid, sw->pk[from]->ts_first,
+		empty_packet(first, uuid, instance, tid, pk[0]->ts_first,
 		    seq++, 0);
 		iov[k].iov_base = first;
 		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
 		j->bytes += CTF_PACKET_HDR_SIZE;
 		seq += b->gone_packets;
 	}
-	for (i = from; i < sw->npk && err == 0; i++) {
-		struct rpkt *p = sw->pk[i];
+	for (i = 0; i < npk && err == 0; i++) {
+		struct rpkt *p = pk[i];
 
-		if (p->instance != instance)
-			continue;
 		disc += p->discarded;
 		memcpy(hdrs[h], p->data, CTF_PACKET_HDR_SIZE);
 		memcpy(hdrs[h] + 4, uuid, 16);
@@ -1220,7 +1349,7 @@ static int
 snap_books(struct snapjob *j, struct snapwin *sw, int sdir)
 {
 	struct snapthread *t = NULL;
-	size_t i, k, nt = 0;
+	size_t i, k;
 	FILE *f;
 	int fd, tfd, err = 0;
 
@@ -1237,16 +1366,20 @@ snap_books(struct snapjob *j, struct snapwin *sw, int sdir)
 			close(fd);
 		return err;
 	}
-	t = calloc(sw->nthreads + sw->npk + 1, sizeof(*t));
+	/* Each thread's figures in the snapshot, by its book's place. */
+	t = calloc(sw->nthreads + 1, sizeof(*t));
 	for (i = 0; t != NULL && i < sw->npk; i++) {
-		for (k = 0; k < nt && t[k].tid != sw->pk[i]->tid; k++)
-			;
-		if (k == nt) {
-			t[nt].tid = sw->pk[i]->tid;
-			t[nt++].first_ts = sw->pk[i]->ts_first;
-		}
+		const struct rbook *b = book_find(sw->threads, sw->nthreads,
+		    (uint64_t)sw->pk[i]->tid);
+
+		if (b == NULL)
+			continue;	/* no book: out of memory then */
+		k = (size_t)(b - sw->threads);
+		if (t[k].first_ts == 0 || sw->pk[i]->ts_first < t[k].first_ts)
+			t[k].first_ts = sw->pk[i]->ts_first;
+		if (sw->pk[i]->ts_last > t[k].last_ts)
+			t[k].last_ts = sw->pk[i]->ts_last;
 		t[k].events += sw->pk[i]->events;
-		t[k].last_ts = sw->pk[i]->ts_last;
 	}
 	fprintf(f, "# traced snapshot of session %u, %s[%d]: per thread, the "
 	    "events in it, and\n# those before it: overwritten (pushed out "
@@ -1257,30 +1390,38 @@ snap_books(struct snapjob *j, struct snapwin *sw, int sdir)
 	fprintf(f, "reason %s\n", j->reason);
 	fprintf(f, "taken_ns %" PRIu64 "\n", j->time);
 	fprintf(f, "process %s\n", sw->ended ? "ended" : "running");
-	/* Threads with books but no packet left: all before the window. */
-	for (i = 0; t != NULL && i < sw->nthreads; i++) {
-		for (k = 0; k < nt && (uint64_t)t[k].tid != sw->threads[i].key;
-		    k++)
-			;
-		if (k == nt)
-			t[nt++].tid = (pid_t)sw->threads[i].key;
-	}
-	for (k = 0; t != NULL && k < nt; k++) {
-		const struct rbook *b = book_find(sw->threads, sw->nthreads,
-		    (uint64_t)t[k].tid);
+	for (k = 0; t != NULL && k < sw->nthreads; k++) {
+		const struct rbook *b = &sw->threads[k];
 
 		fprintf(f, "thread %d events %" PRIu64 " overwritten %" PRIu64
 		    " lost %" PRIu64 " skipped %" PRIu64 " first_ts %" PRIu64
-		    " last_ts %" PRIu64 "\n", (int)t[k].tid, t[k].events,
-		    b != NULL ? b->overwritten : 0, b != NULL ? b->lost : 0,
-		    b != NULL ? b->skipped : 0, t[k].first_ts, t[k].last_ts);
+		    " last_ts %" PRIu64 "\n", (int)b->key, t[k].events,
+		    b->overwritten, b->lost, b->skipped, t[k].first_ts,
+		    t[k].last_ts);
 	}
+	/* Threads long gone from the window, whose books were folded. */
+	if (sw->gone_threads.key > 0)
+		fprintf(f, "gone_threads %" PRIu64 " overwritten %" PRIu64
+		    " lost %" PRIu64 "\n", sw->gone_threads.key,
+		    sw->gone_threads.overwritten, sw->gone_threads.lost);
 	if (t == NULL)
 		err = ENOMEM;
 	free(t);
 	if (fclose(f) != 0 && err == 0)
 		err = errno;
 	return err;
+}
+
+/* By stream, then by the order they were kept in (seq). */
+static int
+pkt_cmp(const void *a, const void *b)
+{
+	const struct rpkt *x = *(struct rpkt *const *)a;
+	const struct rpkt *y = *(struct rpkt *const *)b;
+
+	if (x->instance != y->instance)
+		return x->instance < y->instance ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* One session's directory of the snapshot.  0, or an errno. */
@@ -1302,20 +1443,20 @@ snap_session(struct snapjob *j, struct snapwin *sw, int top)
 		return errno;
 	err = copy_file(sw->dirfd, sdir, "metadata", &meta, &mlen);
 	if (err == 0 && meta_uuid(meta, uuid) == -1)
-		err = EINVAL;
+		err = EBADMSG;
 	free(meta);
 	if (err == 0) {
 		copy_dir(sw->dirfd, sdir, "functions");
 		copy_dir(sw->dirfd, sdir, "traced");
 	}
-	/* Each stream at its first packet: its packets are in order. */
-	for (i = 0; err == 0 && i < sw->npk; i++) {
-		for (k = 0; k < i; k++)
-			if (sw->pk[k]->instance == sw->pk[i]->instance)
-				break;
-		if (k == i)
-			err = snap_stream(j, sw, sdir, uuid,
-			    sw->pk[i]->instance, i);
+	/* The packets by stream, each stream's in their order (a stable
+	 * sort: the window's order is each stream's), a stream a file. */
+	qsort(sw->pk, sw->npk, sizeof(*sw->pk), pkt_cmp);
+	for (i = 0; err == 0 && i < sw->npk; i = k) {
+		for (k = i + 1; k < sw->npk &&
+		    sw->pk[k]->instance == sw->pk[i]->instance; k++)
+			;
+		err = snap_stream(j, sw, sdir, uuid, sw->pk + i, k - i);
 	}
 	if (err == 0)
 		err = snap_books(j, sw, sdir);
@@ -1336,15 +1477,20 @@ snap_write(struct snapjob *j)
 		if (errno != EEXIST || j->parentfd == -1 || n == 1000) {
 			j->err = errno;
 			snprintf(j->errmsg, sizeof(j->errmsg), "mkdir %s: %s%s",
-			    j->path, strerror(errno), errno == EEXIST ?
-			    ": give a new directory" : "");
+			    j->shown, strerror(errno), errno == EEXIST ?
+			    ": give a new directory" : errno == ENOENT ?
+			    ": its parent directory must exist" : "");
 			return;
 		}
 		snprintf(path, sizeof(path), "%s.%d", j->path, n);
 	}
-	if (strcmp(path, j->path) != 0) {
-		free(j->path);
-		j->path = strdup(path);
+	if (n > 1) {
+		char *shown = NULL;
+
+		if (asprintf(&shown, "%s.%d", j->shown, n - 1) != -1) {
+			free(j->shown);
+			j->shown = shown;
+		}
 	}
 	top = openat(base, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
@@ -1361,12 +1507,20 @@ snap_write(struct snapjob *j)
 			j->written++;
 			continue;
 		}
+		/* What is left of it would only mislead a reader. */
+		rm_tree(top, j->w[i].name, 2);
 		j->err = err;
 		snprintf(j->errmsg, sizeof(j->errmsg), "session %u (%s): %s",
-		    j->w[i].session, j->w[i].name, strerror(err));
+		    j->w[i].session, j->w[i].name, err == EBADMSG ?
+		    "its metadata in the recorder's directory is missing or "
+		    "cut short (was STATE_DIR/recorder touched?)" :
+		    strerror(err));
 	}
 	(void)fsync(top);
 	close(top);
+	/* Nothing written: no empty directory left behind. */
+	if (j->written == 0)
+		(void)unlinkat(base, path, AT_REMOVEDIR);
 }
 
 static void *
@@ -1420,12 +1574,11 @@ snap_done_cb(int fd, short what, void *arg)
 			snapjob_free(j);
 			continue;
 		}
-		if (j->parentfd != -1)
-			snprintf(full, sizeof(full), "%s/%s", outdir_path(),
-			    j->path);
-		else
-			snprintf(full, sizeof(full), "%s", j->path);
+		snprintf(full, sizeof(full), "%s", j->shown);
+		rec.snaps_out--;
 		memset(&res, 0, sizeof(res));
+		res.any_uid = j->any_uid;
+		res.uid = j->uid;
 		res.dir = full;
 		res.reason = j->reason;
 		res.time = j->time;
@@ -1523,12 +1676,6 @@ recorder_stop(void)
 	close(rec.dirfd);
 	free(rec.uids);
 	rec.started = 0;
-}
-
-int
-recorder_idle(void)
-{
-	return rec.out == 0;
 }
 
 /*

@@ -34,7 +34,6 @@ void	recorder_configure(uint64_t size, uint64_t per_uid, unsigned keep,
 	    uint64_t keep_ns);
 uint64_t recorder_size(void);
 int	recorder_dirfd(void);
-int	recorder_idle(void);
 
 /* What info trace shows of the recorder. */
 struct recorder_stats {
@@ -72,7 +71,7 @@ void	recorder_windows(void (*cb)(void *,
 
 /* A session's window, made when its directory is (meta.c). */
 struct rwindow *recorder_window_new(uint32_t session, uid_t uid, pid_t pid,
-	    const char *comm, const char *name, int dirfd, int clock);
+	    const char *comm, int clock);
 void	recorder_window_dir(struct rwindow *w, int dirfd, const char *name);
 void	recorder_window_end(struct rwindow *w);
 
@@ -82,6 +81,8 @@ struct snapshot_result {
 	uint64_t	 time;		/* ns, CLOCK_REALTIME: taken */
 	const char	*dir;		/* where it was written */
 	const char	*reason;
+	int		 any_uid;	/* as asked: every user's windows, */
+	uid_t		 uid;		/* or this one's */
 	unsigned	 sessions;	/* windows written */
 	uint64_t	 events;
 	uint64_t	 bytes;

@@ -20,6 +20,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -368,6 +369,11 @@ settings_recorder(void)
 	if (per_uid == 0)
 		per_uid = pages > 0 && psize > 0 ?
 		    (uint64_t)pages * (uint64_t)psize / 8 : UINT64_C(1) << 30;
+	if (cfg.limit[LIMIT_RECORDER] > per_uid)
+		log_warnx("recorder: a window of %" PRIu64 " MiB is more than "
+		    "a uid's windows may hold together (recorder-bytes-per-uid "
+		    "%" PRIu64 " MiB): a session keeps at most that",
+		    cfg.limit[LIMIT_RECORDER] >> 20, per_uid >> 20);
 	recorder_configure(cfg.limit[LIMIT_RECORDER], per_uid,
 	    (unsigned)cfg.limit[LIMIT_RECORDER_KEEP],
 	    cfg.limit[LIMIT_RECORDER_KEEP_TIME] * UINT64_C(1000000000));

@@ -48,8 +48,10 @@
 #include "command.h"
 #include "dclock.h"
 #include "index.h"
+#include "limits.h"
 #include "log.h"
 #include "pdesc.h"
+#include "quota.h"
 #include "recorder.h"
 #include "rule.h"
 #include "session.h"
@@ -340,6 +342,17 @@ trigger_snapshot(struct tfire *f)
 	struct tshot *sh;
 	char err[256];
 
+	/* What a trigger writes is its user's, and counts against the
+	 * user's share of the trace directory (quota.c). */
+	if (quota_over(f->uid)) {
+		t->failed++;
+		limits_logx(f->uid, "trigger '%s', set off by session %u "
+		    "(%s[%d], uid %u): no snapshot: the uid is over its "
+		    "trace-dir-bytes-per-uid quota (traced.conf(5)); delete "
+		    "its traces or snapshots", t->glob, f->session, f->comm,
+		    (int)f->pid, (unsigned)f->uid);
+		return;
+	}
 	if ((sh = calloc(1, sizeof(*sh))) == NULL) {
 		t->failed++;
 		log_warn("trigger '%s': no snapshot", t->glob);

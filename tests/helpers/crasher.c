@@ -15,6 +15,9 @@
  * until its stack (256 KiB) ends.
  * The main thread waits for it, so the crash is the other thread's.
  *
+ * With CRASHER_PAUSE_MS=N, the thread waits N ms between its ticks and
+ * its crash (the daemon drains the ticks first).
+ *
  * With CRASHER_OWN_HANDLER=1 in the environment, a constructor that
  * runs before libtraced is set up installs a SIGSEGV handler of the
  * program's own (SA_SIGINFO | SA_RESETHAND) that prints "own handler:
@@ -95,6 +98,11 @@ worker(void *arg)
 	(void)arg;
 	for (i = 0; i < count; i++)
 		trace_test_tick(i);
+	/* CRASHER_PAUSE_MS: the ticks are drained before the crash, which
+	 * then comes alone in its packet. */
+	if (getenv("CRASHER_PAUSE_MS") != NULL)
+		usleep((useconds_t)strtoul(getenv("CRASHER_PAUSE_MS"), NULL,
+		    10) * 1000);
 	if (strcmp(mode, "abort") == 0)
 		abort();
 	if (strcmp(mode, "overflow") == 0)

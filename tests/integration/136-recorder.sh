@@ -149,8 +149,10 @@ done
 # --- 3b. a crash: the window ends in traced:crash, and a trigger on it ----
 # crasher's second thread ticks 5 times and calls abort(); libtraced's
 # handler leaves traced:crash in its ring before the process dies.
+# With a pause, the ticks are drained first and the crash comes alone
+# in its packet, which the window keeps as any other.
 ctl trigger add traced:crash snapshot >/dev/null || fail "trigger add traced:crash"
-"$HELPERS/crasher" abort >"$T/crasher.out" 2>&1 &
+CRASHER_PAUSE_MS=500 "$HELPERS/crasher" abort >"$T/crasher.out" 2>&1 &
 cpid=$!
 wait $cpid 2>/dev/null && fail "crasher did not die"
 wait_for 10 sh -c "ls -d $TRACES/snapshot-*/crasher-$cpid-* >/dev/null 2>&1" ||
@@ -167,7 +169,24 @@ for d in "$tsnap" "$T/snap-crash"; do
 done
 ctl trigger delete traced:crash >/dev/null
 rm -rf "$TRACES"/snapshot-*
-ok "abort(): the trigger's snapshot and one after its death end in traced:crash after its 5 ticks"
+ok "abort(), drained apart from its ticks: the trigger's snapshot and one after its death end in traced:crash after its 5 ticks"
+
+# --- 3c. a thread that writes little: its packets are small and many ----
+# More than 510 packets of one stream in a snapshot (writev's iovec
+# limit), from a thread paced at 5,000 ticks a second and drained every
+# millisecond; in a daemon of its own.
+stop_daemon
+start_daemon --recorder 4M --drain-interval 1
+"$HELPERS/emit" -t 1 -r 5000 -T 3 >"$T/emit3.out"
+n3=$(sed -n 's/^emitted //p' "$T/emit3.out")
+wait_for 10 sh -c "$BIN/tracectl --json info trace | jq -e '.items[] | select(.type == \"window\" and .ended and .packets > 600)'" ||
+	fail "not more than 600 small packets: $(ctl info trace | grep window)"
+out=$(ctl snapshot -o "$T/snap-small") || fail "snapshot of small packets: $out"
+set -- $(books "$T/snap-small" 'emit-*' $((5 * n3))) || fail "small packets: the books do not add up"
+ticks "$T/snap-small" >"$T/ticks.small"
+read -r tid first last miss <"$T/ticks.small"
+[ "$last" = $((n3 - 1)) ] && [ "$miss" = 0 ] || fail "small packets: ticks $first..$last, $miss missing"
+ok "$(ctl --json info trace | jq '.items[] | select(.type == "window") | .packets') small packets: all $2 events of the window written, up to tick $last"
 
 # --- 4. run-time size, keep, the uid's bound ------------------------------
 ctl trace-file recorder 2M >/dev/null 2>&1 && fail "a 2M window was taken"
@@ -179,7 +198,16 @@ wait_for 10 sh -c "$BIN/tracectl --json info trace | jq -e '.items[] | select(.t
 	fail "no 4 MiB window: $(ctl info trace | grep window)"
 ok "trace-file recorder 4M: the next session's window holds at most 4 MiB"
 
+# A session that records when the recorder goes off keeps recording.
+"$HELPERS/emit" -t 1 -n 20000 -H "$T/held.go" >/dev/null 2>"$T/held.err" &
+hpid=$!
+wait_for 10 grep -q "waves done" "$T/held.err" || fail "emit -H: $(cat "$T/held.err")"
 ctl trace-file recorder off | grep -q "recorder off" || fail "trace-file recorder off"
+touch "$T/held.go"
+wait $hpid
+wait_for 10 sh -c "$BIN/tracectl --json info trace | jq -e '.items[] | select(.type == \"window\" and .pid == $hpid and .ended and .events == 100000 and .overwritten == 0)'" ||
+	fail "recorder off emptied a running session's window: $(ctl info trace | grep window)"
+ok "trace-file recorder off: a session that was recording keeps its window"
 "$HELPERS/emit" -t 1 -n 1000 >/dev/null
 wait_for 10 sh -c "ls $TRACES | grep -q emit-" || fail "recorder off: nothing written"
 ok "trace-file recorder off: the next session is written to $TRACES"
@@ -198,4 +226,20 @@ ctl info trace | grep "^recorder:" | grep -q "12 MiB per uid; 2 windows" ||
 	fail "info trace: $(ctl info trace | grep recorder)"
 ok "recorder-keep=2 and recorder-bytes-per-uid=12M: 2 windows, $held bytes"
 [ -z "$(ls -A "$TRACES" 2>/dev/null)" ] || fail "the trace directory: $(ls -A "$TRACES")"
+
+# Two programs of the uid alive at once, each wanting 8 MiB of 12: the
+# second one gets its share, taken from the first.
+for k in 1 2; do
+	"$HELPERS/emit" -t 1 -n 100000 -H "$T/two.go" >/dev/null 2>"$T/two$k.err" &
+	eval "two$k=\$!"
+	wait_for 20 grep -q "waves done" "$T/two$k.err" || fail "emit -H: $(cat "$T/two$k.err")"
+done
+for k in 1 2; do
+	eval "p=\$two$k"
+	b=$(ctl --json info trace | jq ".items[] | select(.type == \"window\" and .pid == $p) | .bytes")
+	[ "${b:-0}" -ge $((4 << 20)) ] || fail "program $k of 2 alive holds ${b:-no} bytes of 12 MiB"
+done
+touch "$T/two.go"
+wait $two1 $two2
+ok "two live programs of one uid against its 12 MiB: each holds its share"
 stop_daemon
