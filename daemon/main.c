@@ -516,6 +516,7 @@ main(int argc, char *argv[])
 	pool_stop();
 	intake_stop();
 	writeout_free(mn.wo);
+	trigger_stop();		/* a snapshot waiting for --after: now */
 	recorder_stop();	/* the snapshots asked for, written */
 	index_close();
 	sock_close(mn.client_fd, mn.control_fd);

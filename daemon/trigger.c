@@ -590,6 +590,29 @@ trigger_init(struct event_base *base)
 }
 
 /* At exit, once the loop and the recorder are done: free everything. */
+/*
+ * The daemon stops: a snapshot still waiting for its --after is asked
+ * for now, with what the windows hold, rather than never (the windows
+ * go with the daemon).  Before recorder_stop(), which writes it.
+ */
+void
+trigger_stop(void)
+{
+	struct tfire *f;
+	size_t i;
+
+	for (i = 0; i < tg.n; i++)
+		LIST_FOREACH(f, &tg.t[i]->fires, entry) {
+			if (!f->waiting)
+				continue;
+			evtimer_del(f->timer);
+			f->waiting = 0;
+			log_info("trigger '%s': the daemon stops: its snapshot "
+			    "is written now, before its --after", tg.t[i]->glob);
+			trigger_snapshot(f);
+		}
+}
+
 void
 trigger_fini(void)
 {

@@ -47,6 +47,7 @@ struct trigger_info {
 };
 
 void	trigger_init(struct event_base *base);
+void	trigger_stop(void);
 void	trigger_fini(void);
 int	trigger_add(const struct command_trigger *ct, char *err,
 	    size_t errsize);
