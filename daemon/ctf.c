@@ -485,11 +485,41 @@ ctf_put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-static void
+void
 ctf_put64(uint8_t *p, uint64_t v)
 {
 	ctf_put32(p, (uint32_t)v);
 	ctf_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+uint64_t
+ctf_get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* An empty packet: header and context, no event.  See ctf.h. */
+void
+ctf_packet_empty(uint8_t buf[CTF_PACKET_HDR_SIZE], const uint8_t uuid[16],
+    uint64_t instance, uint32_t tid, uint64_t ts, uint64_t seq,
+    uint64_t discarded)
+{
+	struct ctf_packet pk;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.uuid = uuid;
+	pk.stream_instance_id = instance;
+	pk.ts_begin = pk.ts_end = ts;
+	pk.content_bytes = CTF_PACKET_HDR_SIZE;
+	pk.seq = seq;
+	pk.events_discarded = discarded;
+	pk.tid = tid;
+	ctf_packet_header(buf, &pk);
 }
 
 /*

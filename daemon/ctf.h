@@ -113,4 +113,16 @@ struct ctf_packet {
 void	ctf_packet_header(uint8_t buf[CTF_PACKET_HDR_SIZE],
 	    const struct ctf_packet *p);
 
+/*
+ * An empty packet of a stream at time ts: what says losses or a gap in
+ * packet numbers where no event is (the stream writer, snapshots).
+ */
+void	ctf_packet_empty(uint8_t buf[CTF_PACKET_HDR_SIZE],
+	    const uint8_t uuid[16], uint64_t instance, uint32_t tid,
+	    uint64_t ts, uint64_t seq, uint64_t discarded);
+
+/* Little-endian 64-bit fields of a packet header, as written above. */
+void	ctf_put64(uint8_t *p, uint64_t v);
+uint64_t ctf_get64(const uint8_t *p);
+
 #endif /* TRACED_DAEMON_CTF_H */

@@ -53,7 +53,6 @@
 #include "intake.h"
 #include "log.h"
 #include "pdesc.h"
-#include "quota.h"
 #include "recorder.h"
 #include "session.h"
 #include "text.h"
@@ -472,8 +471,5 @@ record_snapshot(const struct snapshot_result *res)
 		.uid = res->uid,
 	};
 
-	/* One user's snapshot is that user's traces: its quota. */
-	if (!res->any_uid)
-		quota_written(res->uid, res->bytes);
 	return index_snapshot_put(&row);
 }

@@ -327,26 +327,6 @@ pkt_unref_locked(struct rpkt *p)
 	rec.free_bytes += n;
 }
 
-static uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* ---- books --------------------------------------------------------------- */
 
 static uint32_t
@@ -635,7 +615,7 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 		p->events = c->events;
 		p->discarded = c->discarded;
 		p->ts_first = c->ts_first;
-		p->ts_last = get64(c->pkt + 40);
+		p->ts_last = ctf_get64(c->pkt + 40);
 	}
 
 	pthread_mutex_lock(&rec.lock);
@@ -1199,24 +1179,6 @@ meta_uuid(const char *text, uint8_t uuid[16])
 	return i == 16 ? 0 : -1;
 }
 
-/* An empty packet of stream 'instance' (seq, discards), into hdr. */
-static void
-empty_packet(uint8_t hdr[CTF_PACKET_HDR_SIZE], const uint8_t uuid[16],
-    uint64_t instance, pid_t tid, uint64_t ts, uint64_t seq, uint64_t disc)
-{
-	struct ctf_packet pk;
-
-	memset(&pk, 0, sizeof(pk));
-	pk.uuid = uuid;
-	pk.stream_instance_id = instance;
-	pk.ts_begin = pk.ts_end = ts;
-	pk.content_bytes = CTF_PACKET_HDR_SIZE;
-	pk.seq = seq;
-	pk.events_discarded = disc;
-	pk.tid = (uint32_t)tid;
-	ctf_packet_header(hdr, &pk);
-}
-
 /* All of iov[0, n) at the end of fd.  0, or an errno. */
 static int
 write_all(int fd, struct iovec *iov, int n)
@@ -1298,8 +1260,8 @@ snap_stream(struct snapjob *j, struct snapwin *sw, int sdir,
 	 */
 	disc = b != NULL ? b->gone_discarded : 0;
 	if (b != NULL && (b->gone_packets > 0 || disc > 0)) {
-		empty_packet(first, uuid, instance, tid, pk[0]->ts_first,
-		    seq++, 0);
+		ctf_packet_empty(first, uuid, instance, (uint32_t)tid,
+		    pk[0]->ts_first, seq++, 0);
 		iov[k].iov_base = first;
 		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
 		j->bytes += CTF_PACKET_HDR_SIZE;
@@ -1311,9 +1273,9 @@ snap_stream(struct snapjob *j, struct snapwin *sw, int sdir,
 		disc += p->discarded;
 		memcpy(hdrs[h], p->data, CTF_PACKET_HDR_SIZE);
 		memcpy(hdrs[h] + 4, uuid, 16);
-		put64(hdrs[h] + 56, (uint64_t)p->len * 8);
-		put64(hdrs[h] + 64, seq++);
-		put64(hdrs[h] + 72, disc);
+		ctf_put64(hdrs[h] + 56, (uint64_t)p->len * 8);
+		ctf_put64(hdrs[h] + 64, seq++);
+		ctf_put64(hdrs[h] + 72, disc);
 		iov[k].iov_base = hdrs[h++];
 		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
 		iov[k].iov_base = p->data + CTF_PACKET_HDR_SIZE;
@@ -1330,7 +1292,8 @@ snap_stream(struct snapjob *j, struct snapwin *sw, int sdir,
 	/* Its ring ended with losses no record told: a last empty one. */
 	if (err == 0 && b != NULL && b->unrecorded > 0 && sw->ended) {
 		disc += b->unrecorded;
-		empty_packet(last, uuid, instance, tid, end_ts, seq++, disc);
+		ctf_packet_empty(last, uuid, instance, (uint32_t)tid, end_ts,
+		    seq++, disc);
 		iov[k].iov_base = last;
 		iov[k++].iov_len = CTF_PACKET_HDR_SIZE;
 		j->bytes += CTF_PACKET_HDR_SIZE;

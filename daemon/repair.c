@@ -33,17 +33,6 @@
 #include "log.h"
 #include "repair.h"
 
-static uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /*
  * The length of the whole packets at the start of the stream open on
  * fd (size bytes): where a packet's header is not ours, or its size
@@ -59,7 +48,7 @@ repair_stream_whole(int fd, off_t size)
 	while (size - off >= (off_t)CTF_PACKET_HDR_SIZE) {
 		if (pread(fd, h, sizeof(h), off) != (ssize_t)sizeof(h))
 			break;
-		psize = get64(h + 56) / 8;
+		psize = ctf_get64(h + 56) / 8;
 		if ((h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24) !=
 		    CTF_MAGIC || psize < CTF_PACKET_HDR_SIZE ||
 		    psize > (uint64_t)(size - off))

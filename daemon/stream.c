@@ -175,26 +175,8 @@ static void
 stream_empty_packet(uint8_t hdr[CTF_PACKET_HDR_SIZE], const struct pring *r,
     pid_t tid, uint64_t ts, uint64_t seq, uint64_t discarded)
 {
-	struct ctf_packet pk;
-
-	memset(&pk, 0, sizeof(pk));
-	pk.uuid = r->st.uuid;
-	pk.stream_instance_id = r->instance;
-	pk.ts_begin = pk.ts_end = ts;
-	pk.content_bytes = CTF_PACKET_HDR_SIZE;
-	pk.seq = seq;
-	pk.events_discarded = discarded;
-	pk.tid = (uint32_t)tid;
-	ctf_packet_header(hdr, &pk);
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	ctf_packet_empty(hdr, r->st.uuid, r->instance, (uint32_t)tid, ts, seq,
+	    discarded);
 }
 
 /*
@@ -424,7 +406,7 @@ stream_plan(const struct pring *r, struct chunk **batch, int n,
 			pad = ok && any ? (size_t)((DIO_ALIGN -
 			    ((uint64_t)*pos + len) % DIO_ALIGN) % DIO_ALIGN) : 0;
 			if (pad > 0) {
-				put64(p + 56, (len + pad) * 8);
+				ctf_put64(p + 56, (len + pad) * 8);
 				iov[*k].iov_base = (void *)(uintptr_t)stream_zeros;
 				iov[*k].iov_len = pad;
 				direct[(*k)++] = 0;
@@ -441,7 +423,7 @@ stream_plan(const struct pring *r, struct chunk **batch, int n,
 		pad = (size_t)((DIO_ALIGN - ((uint64_t)*pos + len) %
 		    DIO_ALIGN) % DIO_ALIGN);
 		memset(p + len, 0, pad);
-		put64(p + 56, (len + pad) * 8);
+		ctf_put64(p + 56, (len + pad) * 8);
 		bytes[i] = len + pad;
 		*pos += (off_t)(len + pad);
 		/* The file's next boundary is h bytes in, at p + h. */
@@ -498,8 +480,8 @@ stream_write_data(struct pring *r, struct chunk **batch, int n,
 
 		disc += c->discarded;
 		memcpy(c->pkt + 4, r->st.uuid, sizeof(r->st.uuid));
-		put64(c->pkt + 64, seq++);
-		put64(c->pkt + 72, disc);
+		ctf_put64(c->pkt + 64, seq++);
+		ctf_put64(c->pkt + 72, disc);
 	}
 	any = stream_plan(r, batch, n, iov, direct, &k, &pos, bytes, w);
 	err = stream_append(r, iov, k, (size_t)(pos - r->st.size),

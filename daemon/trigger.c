@@ -309,6 +309,9 @@ trigger_done(void *arg, const struct snapshot_result *res)
 	LIST_REMOVE(sh, entry);
 	if (f != NULL)
 		f->writing = 0;
+	/* Its user's traces, against its quota until the next scan finds
+	 * the directory (the index names it that user's). */
+	quota_written(sh->uid, res->bytes);
 	if (res->err != 0) {
 		if (t != NULL)
 			t->failed++;

@@ -72,7 +72,8 @@ test_functrace_OBJS	:= $(LIB_OBJS)
 test_index_OBJS		:= $(O)/daemon/index.o $(O)/daemon/record.o \
 			   $(O)/daemon/ixckpt.o $(O)/daemon/worker.o \
 			   $(O)/daemon/log.o $(O)/daemon/repair.o \
-			   $(O)/daemon/fsdir.o $(O)/daemon/intake.o
+			   $(O)/daemon/fsdir.o $(O)/daemon/intake.o \
+			   $(O)/daemon/ctf.o
 
 $(O)/tests/unit/%.o: P_CFLAGS += $(call pkg_cflags,cmocka $(DAEMON_PKGS))
 
