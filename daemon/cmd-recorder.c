@@ -21,7 +21,6 @@
 #include "index.h"
 #include "outdir.h"
 #include "recorder.h"
-#include "settings.h"
 #include "text.h"
 
 /*
@@ -240,7 +239,7 @@ cmd_trace_file_recorder(struct reply *r, const char *value)
 		return TRACED_CTL_USAGE;
 	}
 	cfg.limit[LIMIT_RECORDER] = c.limit[LIMIT_RECORDER];
-	settings_recorder();
+	recorder_configure(&cfg);
 	if (recorder_size() == 0)
 		reply_message(r, "recorder off: new sessions are written to "
 		    "%s; recording ones go on until they end, and their "

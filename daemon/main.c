@@ -457,7 +457,7 @@ main(int argc, char *argv[])
 	if (mn.wo == NULL || writeout_consumer_add(&stream_consumer) == -1 ||
 	    writeout_consumer_add(&recorder_consumer) == -1)
 		fatalx("cannot start the writeout threads");
-	settings_recorder();
+	recorder_configure(&cfg);
 	if (recorder_start(mn.base, mn.state_dirfd, record_snapshot) == -1)
 		fatalx("cannot start the flight recorder");
 	writeout_set_direct(cfg.direct_io);

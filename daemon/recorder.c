@@ -64,6 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "ctf.h"
 #include "dclock.h"
 #include "log.h"
@@ -1642,20 +1643,33 @@ recorder_stop(void)
 }
 
 /*
- * The sizes: a window's (0: new sessions are written, not recorded),
- * every window of a uid together, and how many ended windows of a uid
- * are kept, for how long.  A smaller window gives its oldest packets
- * up at its next packet.
+ * The settings (traced.conf(5)): a window's size for the sessions that
+ * begin from now on (recorder; 0: they are written, not recorded),
+ * every window of a uid together (recorder-bytes-per-uid; 0: an eighth
+ * of the machine's memory), and how many ended windows of a uid are
+ * kept, for how long.  At start, at SIGHUP and after trace-file
+ * recorder.  Loop thread.
  */
 void
-recorder_configure(uint64_t size, uint64_t per_uid, unsigned keep,
-    uint64_t keep_ns)
+recorder_configure(const struct config *c)
 {
+	uint64_t per_uid = c->limit[LIMIT_RECORDER_BYTES];
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+	if (per_uid == 0)
+		per_uid = pages > 0 && psize > 0 ?
+		    (uint64_t)pages * (uint64_t)psize / 8 : UINT64_C(1) << 30;
+	if (c->limit[LIMIT_RECORDER] > per_uid)
+		log_warnx("recorder: a window of %" PRIu64 " MiB is more than "
+		    "a uid's windows may hold together (recorder-bytes-per-uid "
+		    "%" PRIu64 " MiB): a session keeps at most that",
+		    c->limit[LIMIT_RECORDER] >> 20, per_uid >> 20);
 	pthread_mutex_lock(&rec.lock);
-	rec.size = size;
+	rec.size = c->limit[LIMIT_RECORDER];
 	rec.per_uid = per_uid;
-	rec.keep = keep;
-	rec.keep_ns = keep_ns;
+	rec.keep = (unsigned)c->limit[LIMIT_RECORDER_KEEP];
+	rec.keep_ns = c->limit[LIMIT_RECORDER_KEEP_TIME] *
+	    UINT64_C(1000000000);
 	pthread_mutex_unlock(&rec.lock);
 	if (rec.started)
 		windows_expire();

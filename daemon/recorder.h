@@ -30,8 +30,8 @@ extern const struct consumer recorder_consumer;
 int	recorder_start(struct event_base *base, int state_dirfd,
 	    uint64_t (*indexed)(const struct snapshot_result *));
 void	recorder_stop(void);
-void	recorder_configure(uint64_t size, uint64_t per_uid, unsigned keep,
-	    uint64_t keep_ns);
+struct config;
+void	recorder_configure(const struct config *c);
 uint64_t recorder_size(void);
 int	recorder_dirfd(void);
 

@@ -20,7 +20,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,7 +231,7 @@ reload_apply(int k, const struct config *c)
 		if (k >= CONFIG_LIMIT0 && k < CONFIG_NKEYS) {
 			cfg.limit[k - CONFIG_LIMIT0] =
 			    c->limit[k - CONFIG_LIMIT0];
-			settings_recorder();
+			recorder_configure(&cfg);
 			return 0;
 		}
 		return -1;
@@ -354,27 +353,3 @@ settings_fini(void)
 	conf.path = NULL;
 }
 
-/*
- * Give the flight recorder its settings (recorder, recorder-bytes-per-
- * uid, recorder-keep, recorder-keep-time): at start, at SIGHUP and
- * after trace-file recorder.  recorder-bytes-per-uid 0 is an eighth of
- * the machine's memory.
- */
-void
-settings_recorder(void)
-{
-	uint64_t per_uid = cfg.limit[LIMIT_RECORDER_BYTES];
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-
-	if (per_uid == 0)
-		per_uid = pages > 0 && psize > 0 ?
-		    (uint64_t)pages * (uint64_t)psize / 8 : UINT64_C(1) << 30;
-	if (cfg.limit[LIMIT_RECORDER] > per_uid)
-		log_warnx("recorder: a window of %" PRIu64 " MiB is more than "
-		    "a uid's windows may hold together (recorder-bytes-per-uid "
-		    "%" PRIu64 " MiB): a session keeps at most that",
-		    cfg.limit[LIMIT_RECORDER] >> 20, per_uid >> 20);
-	recorder_configure(cfg.limit[LIMIT_RECORDER], per_uid,
-	    (unsigned)cfg.limit[LIMIT_RECORDER_KEEP],
-	    cfg.limit[LIMIT_RECORDER_KEEP_TIME] * UINT64_C(1000000000));
-}

@@ -16,7 +16,6 @@ void	settings_load(int system_mode, const char *config_opt, char *where,
 	    size_t wheresize);
 const char *settings_trace_dir_default(void);
 void	settings_reload(void);
-void	settings_recorder(void);
 void	settings_fini(void);
 
 #endif /* TRACED_DAEMON_SETTINGS_H */
