@@ -270,17 +270,27 @@ pkt_class_bytes(uint32_t c)
 	    (size_t)(c - PKT_CLASS_SMALL + 2) * 65536;
 }
 
-/* A packet buffer of class c: a free one, or NULL (make one unlocked). */
+/*
+ * A free packet buffer of class c, or of one of the next PKT_TAKE_UP
+ * classes (charged as that one), or NULL (make one unlocked).  Packets
+ * of a busy thread differ in size by a few KiB: a full window pushes
+ * out one a class larger or smaller as often as not, and taking only
+ * the exact class made and unmapped a buffer every other packet.
+ */
+#define PKT_TAKE_UP	2
 static struct rpkt *
 pkt_take_locked(uint32_t c)
 {
-	struct rpkt *p = rec.free[c];
+	struct rpkt *p;
+	uint32_t k;
 
-	if (p != NULL) {
-		rec.free[c] = TAILQ_NEXT(p, entry);
-		rec.free_bytes -= pkt_class_bytes(c);
-	}
-	return p;
+	for (k = c; k < PKT_CLASSES && k <= c + PKT_TAKE_UP; k++)
+		if ((p = rec.free[k]) != NULL) {
+			rec.free[k] = TAILQ_NEXT(p, entry);
+			rec.free_bytes -= pkt_class_bytes(k);
+			return p;
+		}
+	return NULL;
 }
 
 /*
@@ -604,12 +614,12 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 	pthread_mutex_lock(&rec.lock);
 	p = pkt_take_locked(cls);
 	pthread_mutex_unlock(&rec.lock);
-	if (p == NULL)
-		p = pkt_make(cls);
+	if (p == NULL && (p = pkt_make(cls)) != NULL)
+		p->cls = cls;
 	if (p != NULL) {
+		cls = p->cls;	/* a larger one, maybe */
 		memcpy(p->data, c->pkt, len);
 		p->refs = 1;
-		p->cls = cls;
 		p->len = (uint32_t)len;
 		p->tid = c->tid;
 		p->instance = r->instance;

@@ -258,7 +258,7 @@ pair() {	# CASE ON THREADS TD_RING LT_SUBBUF LT_NSUB
 	r=$(echo "$a $b" | awk '{ printf "%.3f", $2 / $13 }')
 	row "$1" traced "$a" "$r"
 	row "$1" lttng "$b"
-	echo "$a" > "$T/pair.$3.$4"
+	echo "$a" > "$T/pair.$2.$3.$4"
 }
 
 # rec_row CASE THREADS TD_RING: the same loop, the daemon recording
@@ -266,7 +266,7 @@ pair() {	# CASE ON THREADS TD_RING LT_SUBBUF LT_NSUB
 rec_row() {
 	say "  $1, recorder"
 	c=$(TD_OPTS="--recorder 256M" td_run on "$2" "$3" loop "$2" "$EVENTS" "$ROUNDS")
-	r=$(echo "$c $(cat "$T/pair.$2.$3")" | awk '{ printf "%.3f", $2 / $13 }')
+	r=$(echo "$c $(cat "$T/pair.on.$2.$3")" | awk '{ printf "%.3f", $2 / $13 }')
 	row "$1, recorder" rec "$c" "$r"
 }
 
