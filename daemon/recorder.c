@@ -159,7 +159,6 @@ struct rwindow {
 	struct rtable	 threads;
 	struct rtable	 streams;
 	struct rbook	 gone_threads;	/* books pruned (books_prune()) */
-	struct rbook	 gone_streams;
 };
 TAILQ_HEAD(rwindow_list, rwindow);
 
@@ -395,7 +394,8 @@ book_get(struct rtable *t, uint64_t key)
 /*
  * Keep at most about BOOKS_KEEP books in t: past twice that, the books
  * of threads or streams with no packet left in the window are folded
- * into *gone (whose key is their number) and t is made again.  A
+ * into *gone (whose key is their number; NULL: dropped, as a stream's
+ * books matter only while it has packets) and t is made again.  A
  * program that starts thread after thread keeps its window's books
  * bounded; a snapshot says the folded ones together.
  */
@@ -426,11 +426,11 @@ books_prune(struct rtable *t, struct rbook *gone)
 			n.n++;
 			continue;
 		}
+		if (gone == NULL)
+			continue;
 		gone->key++;
 		gone->overwritten += b->overwritten;
 		gone->lost += b->lost;
-		gone->gone_discarded += b->gone_discarded;
-		gone->gone_packets += b->gone_packets;
 	}
 	free(t->v);
 	*t = n;
@@ -631,7 +631,7 @@ window_keep(struct rwindow *w, const struct pring *r, const struct chunk *c)
 
 	pthread_mutex_lock(&rec.lock);
 	books_prune(&w->threads, &w->gone_threads);
-	books_prune(&w->streams, &w->gone_streams);
+	books_prune(&w->streams, NULL);
 	w->kept += c->events;
 	w->lost += lost;
 	u = uid_get_locked(w->uid);
@@ -1217,7 +1217,6 @@ write_all(int fd, struct iovec *iov, int n)
 
 /* Per-thread figures of a snapshot, gathered from its packets. */
 struct snapthread {
-	pid_t		 tid;
 	uint64_t	 events;
 	uint64_t	 first_ts, last_ts;
 };

@@ -96,6 +96,15 @@ bt "$T/snap1" 2>&1 >/dev/null | grep -q "discarded [0-9]* packets" ||
 	fail "babeltrace2 does not report what came before the window"
 ok "$bytes bytes of streams (${SIZE_MB} MiB window), babeltrace2 reads all $n events"
 
+# --last: a window of a program that ended a while ago has nothing in
+# the last 1 ms; its events are skipped, and the books still add up.
+out=$(ctl snapshot -o "$T/snap-last" --last 1ms) || fail "snapshot --last: $out"
+case $out in *": 1 session, 0 events,"*) ;; *) fail "snapshot --last 1ms: $out" ;; esac
+set -- $(books "$T/snap-last" 'emit-*' $((5 * N))) || fail "--last: the books do not add up"
+[ "$2" = 0 ] || fail "--last 1ms kept $2 events"
+grep -q "skipped [1-9]" "$T"/snap-last/*/traced/snapshot || fail "--last: nothing said skipped"
+ok "--last 1ms: 0 events, the window's counted as skipped"
+
 # Every reader takes it: the exports too.
 ctl export --format chrome -o "$T/snap1.json" "$T/snap1" || fail "export chrome of a snapshot"
 n=$(jq '[.traceEvents[] | select((.ph == "i" or .ph == "X") and (.name | startswith("test_")))] | length' "$T/snap1.json")
